@@ -1,0 +1,474 @@
+"""deeploy-mlir: compile ONNX training graphs to C for PULP targets, and run them.
+
+Commands:
+  lower   MODEL -o OUT       write the C project
+  run     MODEL --data D     lower, build on the host emulation, train, print losses
+  report  MODEL              arena sizes and lower bounds per memory level
+
+Errors in the input (files, graphs, data, options) print one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+import numpy as np
+
+from deeploy_mlir.errors import DeeployError
+
+#: default memory sizes per target (bytes): Siracusa's cluster L1 and SoC L2
+TARGET_MEMORY = {
+    "pulp-open": {"l1": 65536, "l2": 2097152, "l3": 8388608},
+    "gap9": {"l1": 131072, "l2": 1572864, "l3": 8388608},
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, exit code 2
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+def _positive(kind: str):
+    def conv(s: str) -> int:
+        try:
+            v = int(s, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{kind} must be an integer, got '{s}'") from None
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"{kind} must be positive, got {v}")
+        return v
+
+    return conv
+
+
+def _lr(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"learning rate must be a number, got '{s}'") from None
+    if not np.isfinite(v):
+        raise argparse.ArgumentTypeError(f"learning rate must be finite, got {s}")
+    return v
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "model",
+        help="artifact directory (training_model.onnx, optimizer_model.onnx, "
+        "checkpoint) or a single training ONNX file",
+    )
+    p.add_argument(
+        "--target",
+        default="pulp-open",
+        help="target platform: pulp-open or gap9 (default: pulp-open)",
+    )
+    p.add_argument(
+        "--pass-pipeline",
+        default=None,
+        metavar="P",
+        help="passes to run, xdsl-opt syntax (default: the pipeline that --tiling and "
+        "--l1 describe, see `deeploy-mlir lower --help`)",
+    )
+    p.add_argument(
+        "--params",
+        default=None,
+        metavar="PARAMS.npz",
+        help="initial parameters by name (default: the checkpoint, else the graph's initializers)",
+    )
+    for lv in ("l1", "l2", "l3"):
+        p.add_argument(
+            f"--{lv}",
+            type=_positive(f"--{lv}"),
+            default=None,
+            metavar="BYTES",
+            help=f"{lv.upper()} budget in bytes (default: the target's)",
+        )
+    p.add_argument(
+        "--tiling",
+        choices=("tiled", "untiled", "none"),
+        default="tiled",
+        help="tiled: Z3 chooses tiles that fit --l1 (default); untiled: one tile per tensor, "
+        "each whole tensor in L1; none: kernels run on the L2 buffers",
+    )
+
+
+def _train_opts(p: argparse.ArgumentParser, data_required: bool) -> None:
+    p.add_argument(
+        "--data",
+        required=data_required,
+        metavar="DATA.npz",
+        help="one array per user input of the training graph, named like it, with "
+        "the steps x accum mini-batches stacked on a new first axis",
+    )
+    p.add_argument(
+        "--steps", type=_positive("--steps"), default=1, help="optimizer steps (default 1)"
+    )
+    p.add_argument(
+        "--accum",
+        type=_positive("--accum"),
+        default=1,
+        help="mini-batches accumulated per optimizer step (default 1)",
+    )
+    p.add_argument("--lr", type=_lr, default=0.01, help="SGD learning rate (default 0.01)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from deeploy_mlir.pipeline import DEFAULT_PIPELINE
+
+    ap = _Parser(
+        prog="deeploy-mlir",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    lo = sub.add_parser(
+        "lower",
+        help="write the C project for a training model",
+        description=f"Compile MODEL to a C project in OUT. Default pipeline: {DEFAULT_PIPELINE}",
+    )
+    _common(lo)
+    lo.add_argument("-o", "--output", required=True, metavar="OUT", help="output directory")
+    _train_opts(lo, data_required=False)
+    lo.add_argument(
+        "--emit-ir",
+        metavar="FILE",
+        default=None,
+        help="also write the IR after the pipeline to FILE",
+    )
+    ru = sub.add_parser(
+        "run",
+        help="lower, build on the host emulation and train",
+        description="Lower MODEL, build it with the host gcc against the PMSIS "
+        "emulation, train and print each mini-batch's loss.",
+    )
+    _common(ru)
+    _train_opts(ru, data_required=True)
+    ru.add_argument(
+        "--json",
+        metavar="OUT.json",
+        default=None,
+        help='write {"losses": [...], "params": {name: values}}',
+    )
+    ru.add_argument("--keep", metavar="DIR", default=None, help="keep the generated project in DIR")
+    ru.add_argument(
+        "--on",
+        choices=("host", "qemu"),
+        default="host",
+        help="host: build with gcc against the PMSIS emulation (default); qemu: build for one "
+        "RV32IMF core and run under qemu-system-riscv32 (BENCH lines count instructions retired)",
+    )
+    ml = sub.add_parser(
+        "minimal-l1",
+        help="the smallest L1 budget at which the model compiles, tiled and untiled",
+        description="Bisect the L1 budget: the smallest number of bytes at which MODEL compiles "
+        "with Z3-chosen tiles, and with one tile per tensor (untiled).",
+    )
+    _common(ml)
+    ml.add_argument("--json", action="store_true", help='print {"tiled": B, "untiled": B}')
+    re_ = sub.add_parser("report", help="memory plan: arena and lower bound per level")
+    _common(re_)
+    re_.add_argument("--json", action="store_true", help="print JSON")
+    return ap
+
+
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Compiled:
+    model: object
+    project: object
+    data: dict[str, np.ndarray]
+
+
+def _budgets(args: argparse.Namespace) -> dict[str, int]:
+    if args.target not in TARGET_MEMORY:
+        raise DeeployError(
+            f"unknown target '{args.target}' (available: {', '.join(TARGET_MEMORY)})"
+        )
+    base = dict(TARGET_MEMORY[args.target])
+    for lv in ("l1", "l2", "l3"):
+        if getattr(args, lv) is not None:
+            base[lv] = getattr(args, lv)
+    return base
+
+
+def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
+    from deeploy_mlir.emitters.c import EmitOptions, Project
+    from deeploy_mlir.frontend.data import load_data, zero_data
+    from deeploy_mlir.frontend.onnx_import import import_model
+    from deeploy_mlir.interp.interpreter import arena_sizes
+    from deeploy_mlir.pipeline import parse_pipeline, pipeline_for, run_pipeline
+
+    budgets = _budgets(args)
+    spec = args.pass_pipeline or pipeline_for(args.tiling, budgets["l1"])
+    parse_pipeline(spec)  # bad pipelines fail before any work
+    model = import_model(args.model, args.params)
+    steps, accum = getattr(args, "steps", 1), getattr(args, "accum", 1)
+    n = steps * accum
+    if getattr(args, "data", None):
+        data = load_data(args.data, model, n)
+    elif need_data:
+        raise DeeployError("--data is required")
+    else:
+        data = zero_data(model, n)
+    module = model.module.clone()
+    run_pipeline(module, spec)
+    for level, size in arena_sizes(module).items():
+        cap = budgets[level.lower()]
+        if size > cap:
+            raise DeeployError(
+                f"the {level} arena needs {size} bytes but the {level} budget is {cap} bytes "
+                f"(--{level.lower()})"
+            )
+    opts = EmitOptions(target=args.target, steps=steps, accum=accum, lr=getattr(args, "lr", 0.01))
+    project = Project(module, model.params, data, opts)
+    return Compiled(model, project, data)
+
+
+def cmd_lower(args: argparse.Namespace) -> int:
+    from deeploy_mlir.emitters.c import write_project
+
+    c = compile_model(args, need_data=False)
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise DeeployError(f"{out}: exists and is not a directory")
+    write_project(c.project, out)  # type: ignore[arg-type]
+    if args.emit_ir:
+        Path(args.emit_ir).write_text(str(c.project.module) + "\n")  # type: ignore[attr-defined]
+    if not args.data:
+        print("note: no --data given: the harness trains on zero-filled inputs", file=sys.stderr)
+    print(f"wrote {out}/ ({args.target})")
+    return 0
+
+
+_HEX = re.compile(r"^[0-9a-f]{8}$")
+
+
+def parse_run_output(text: str) -> tuple[dict[str, list[list[float]]], dict[str, np.ndarray]]:
+    """OUT and PARAM lines of the harness -> outputs per mini-batch, final params."""
+    outs: dict[str, list[list[float]]] = {}
+    params: dict[str, np.ndarray] = {}
+    done = False
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "OUT" and len(parts) >= 4:
+            outs.setdefault(parts[3], []).append(_floats(parts[4:]).tolist())
+        elif parts[0] == "PARAM" and len(parts) >= 2:
+            params[parts[1]] = _floats(parts[2:])
+        elif parts[0] == "DONE":
+            done = True
+    if not done:
+        raise RuntimeError("the program did not finish (no DONE line)")
+    return outs, params
+
+
+def _floats(words: Sequence[str]) -> np.ndarray:
+    assert all(_HEX.match(w) for w in words), words
+    return np.array([int(w, 16) for w in words], dtype=np.uint32).view(np.float32)
+
+
+def build_and_run(project_dir: Path, on: str = "host") -> str:
+    """Build the project with its Makefile and run it; returns its stdout."""
+    tools = {
+        "host": [os.environ.get("CC", "gcc")],
+        "qemu": ["riscv64-unknown-elf-gcc", "qemu-system-riscv32"],
+    }[on]
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        hint = (
+            "apt-get install gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc"
+            if on == "qemu"
+            else "install gcc (or set CC)"
+        )
+        raise DeeployError(f"--on {on} needs {', '.join(missing)}: {hint}")
+    build = "host" if on == "host" else "rv32"
+    r = subprocess.run(
+        ["make", "-s", "-C", str(project_dir), build], capture_output=True, text=True
+    )
+    if r.returncode != 0:
+        raise RuntimeError(f"building the generated C failed:\n{r.stdout}{r.stderr}")
+    if on == "host":
+        cmd = [str(project_dir / "build" / "host" / "network")]
+    else:
+        cmd = [
+            "qemu-system-riscv32",
+            "-machine",
+            "virt",
+            "-bios",
+            "none",
+            "-kernel",
+            str(project_dir / "build" / "rv32" / "network.elf"),
+            "-nographic",
+            "-semihosting-config",
+            "enable=on,target=native",
+            "-icount",
+            "shift=0",
+        ]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(f"the generated program failed ({r.returncode}):\n{r.stdout}{r.stderr}")
+    # QEMU's semihosting console writes the program's printf to stderr
+    return r.stdout if on == "host" else r.stdout + r.stderr
+
+
+def parse_bench(text: str) -> dict[str, list[int]]:
+    """BENCH lines -> {"train": [...per mini-batch], "optimizer": [...per step]}."""
+    out: dict[str, list[int]] = {"train": [], "optimizer": []}
+    for line in text.splitlines():
+        parts = line.split()
+        if parts[:2] == ["BENCH", "train"]:
+            out["train"].append(int(parts[4]))
+        elif parts[:2] == ["BENCH", "optimizer"]:
+            out["optimizer"].append(int(parts[3]))
+    return out
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from deeploy_mlir.emitters.c import write_project
+    from deeploy_mlir.interp.interpreter import loss_output_name
+
+    c = compile_model(args, need_data=True)
+    loss_name = loss_output_name(c.model.module)  # type: ignore[attr-defined]
+    with tempfile.TemporaryDirectory(prefix="deeploy-mlir-") as tmp:
+        out = Path(args.keep) if args.keep else Path(tmp) / "project"
+        write_project(c.project, out)  # type: ignore[arg-type]
+        stdout = build_and_run(out, args.on)
+    outs, params = parse_run_output(stdout)
+    losses = [v[0] for v in outs.get(loss_name, [])] if loss_name else []
+    for i, loss in enumerate(losses):
+        print(f"step {i // args.accum} mini-batch {i % args.accum}: loss {loss:.6f}")
+    if args.json:
+        shapes = {k: v.shape for k, v in c.model.params.items()}  # type: ignore[attr-defined]
+        doc: dict[str, object] = {
+            "losses": losses,
+            "params": {k: v.reshape(shapes[k]).tolist() for k, v in params.items()},
+        }
+        if args.on == "qemu":
+            bench = parse_bench(stdout)
+            doc["bench"] = {
+                "train_instret": bench["train"],
+                "optimizer_instret": bench["optimizer"],
+            }
+        Path(args.json).write_text(json.dumps(doc) + "\n")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from deeploy_mlir.pipeline import pipeline_for
+
+    c = compile_model(args, need_data=False)
+    man = c.project.manifest()  # type: ignore[attr-defined]
+    doc: dict[str, object] = {"memory": man["memory"], "buffers": man["buffers"]}
+    solver_ms = c.project.solver_ms()  # type: ignore[attr-defined]
+    if solver_ms is not None:
+        doc["tiling"] = {**man["tiling"], "solver_ms": solver_ms}
+    off = None
+    if args.pass_pipeline is None:
+        args.pass_pipeline = pipeline_for(args.tiling, _budgets(args)["l1"], inplace=False)
+        off = compile_model(args, need_data=False).project.manifest()  # type: ignore[attr-defined]
+        doc["inplace_off"] = {"memory": off["memory"]}
+    if args.json:
+        print(json.dumps(doc, indent=2))
+        return 0
+    head = f"{'level':6} {'arena (B)':>10} {'bound (B)':>10} {'ratio':>6}"
+    print(head + (f" {'in-place off (B)':>17}" if off else ""))
+    for lv, m in man["memory"].items():
+        ratio = m["arena_bytes"] / m["bound_bytes"] if m["bound_bytes"] else 1.0
+        line = f"{lv:6} {m['arena_bytes']:>10} {m['bound_bytes']:>10} {ratio:>6.3f}"
+        if off:
+            line += f" {off['memory'][lv]['arena_bytes']:>17}"
+        print(line)
+    if solver_ms is not None:
+        print(
+            f"\ntile selection: {solver_ms} ms (Z3), {man['tiling']['stopped_early']} op(s) "
+            "stopped early at the time limit"
+        )
+    print("\nlargest buffers:")
+    for b in sorted(man["buffers"], key=lambda b: -b["bytes"])[:10]:
+        print(f"  {b['bytes']:>10} B  {b['level']} @{b['offset']:<8} {b['kind']:<15} {b['name']}")
+    return 0
+
+
+def _compiles(args: argparse.Namespace, tiling: str, l1: int) -> bool:
+    from deeploy_mlir.interp.interpreter import arena_sizes
+    from deeploy_mlir.pipeline import pipeline_for, run_pipeline
+
+    module = args._model.module.clone()
+    try:
+        run_pipeline(module, pipeline_for(tiling, l1))
+    except DeeployError:
+        return False
+    return arena_sizes(module).get("L1", 0) <= l1
+
+
+def cmd_minimal_l1(args: argparse.Namespace) -> int:
+    """Smallest L1 budget (bytes) at which the model compiles, by bisection:
+    compiling is monotone in the budget (a tile that fits also fits more)."""
+    from deeploy_mlir.frontend.onnx_import import import_model
+
+    args._model = import_model(args.model, args.params)
+    result: dict[str, int | None] = {}
+    for tiling in ("tiled", "untiled"):
+        hi = _budgets(args)["l2"]
+        if not _compiles(args, tiling, hi):
+            result[tiling] = None
+            continue
+        lo = 0  # does not compile
+        while hi - lo > 4:
+            mid = (lo + hi) // 2 // 4 * 4 or 4
+            if mid <= lo:
+                break
+            if _compiles(args, tiling, mid):
+                hi = mid
+            else:
+                lo = mid
+        result[tiling] = hi
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for tiling, b in result.items():
+            print(f"{tiling:8} {b if b is not None else 'does not fit L2'} bytes")
+    return 0
+
+
+COMMANDS = {"lower": cmd_lower, "run": cmd_run, "report": cmd_report, "minimal-l1": cmd_minimal_l1}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except DeeployError as e:
+        print(f"deeploy-mlir: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a bug of ours: one line, unless debugging
+        if os.environ.get("DEEPLOY_MLIR_DEBUG"):
+            raise
+        first = str(e).splitlines()[0] if str(e) else ""
+        print(
+            f"deeploy-mlir: internal error: {type(e).__name__}: {first} "
+            "(set DEEPLOY_MLIR_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""The `tiling` dialect: which tiles a compute op runs on.
+
+``tiling.tiled`` wraps one buffer-form compute op (in its region) with the
+tile size of every dimension of the op's iteration space, the number of
+buffers per operand and the memory level the tiles live in. `tile-select`
+writes it; `tiling-materialize` turns it into loops over tiles with copies.
+The untiled baseline is the same op with every tile the full dimension.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, StringAttr, i64
+from xdsl.ir import Dialect, Operation, Region
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    prop_def,
+    region_def,
+    traits_def,
+)
+from xdsl.traits import NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+from deeploy_mlir.dialects import training as T
+
+
+@irdl_op_definition
+class TiledOp(IRDLOperation):
+    name = "tiling.tiled"
+    tiles = prop_def(DenseArrayBase.constr(i64))
+    buffers = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, i64))
+    level = prop_def(StringAttr, default_value=StringAttr("L1"))
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "`tiles` $tiles attr-dict-with-keyword $body"
+
+    def __init__(self, op: Operation, tiles: list[int], buffers: int = 1, level: str = "L1"):
+        super().__init__(
+            properties={
+                "tiles": DenseArrayBase.from_list(i64, tiles),
+                "buffers": IntegerAttr(buffers, i64),
+                "level": StringAttr(level),
+            },
+            regions=[Region()],
+        )
+        from xdsl.ir import Block
+
+        self.body.add_block(Block([op]))
+
+    @property
+    def inner(self) -> T.TrainingComputeOp:
+        op = self.body.block.first_op
+        assert isinstance(op, T.TrainingComputeOp)
+        return op
+
+    def tile_sizes(self) -> list[int]:
+        return [int(x) for x in self.tiles.get_values()]
+
+    def verify_(self) -> None:
+        ops = list(self.body.block.ops)
+        if len(ops) != 1 or not isinstance(ops[0], T.TrainingComputeOp):
+            raise VerifyException("the region must hold exactly one training compute op")
+        op = ops[0]
+        if not op.is_buffer_form:
+            raise VerifyException("the tiled op must be in buffer form (run training-bufferize)")
+        if not isinstance(op, T.IterationSpaceInterface):
+            raise VerifyException(f"{op.name} has no iteration space and cannot be tiled")
+        space = op.iteration_space()
+        tiles = self.tile_sizes()
+        if len(tiles) != len(space.dims):
+            raise VerifyException(
+                f"expects {len(space.dims)} tile sizes (one per loop dim of {op.name}), got "
+                f"{len(tiles)}"
+            )
+        for d, (t, n) in enumerate(zip(tiles, space.dims, strict=True)):
+            if not 1 <= t <= n:
+                raise VerifyException(f"tile size {t} of dim {d} is outside [1, {n}]")
+            if d in space.whole and t != n:
+                raise VerifyException(f"dim {d} of {op.name} must stay whole ({n}), got {t}")
+        if self.buffers.value.data < 1:
+            raise VerifyException(f"buffers must be at least 1, got {self.buffers.value.data}")
+        if self.level.data not in ("L1", "L2"):
+            raise VerifyException(f"tiles live in L1 or L2, got '{self.level.data}'")
+
+
+Tiling = Dialect("tiling", [TiledOp], [])

@@ -1,0 +1,575 @@
+"""C emitter: planned buffer-form IR -> a C project for a PULP target.
+
+Logic lives here (which kernel, which pointers, which sizes: a `match` over
+the op classes); text lives in the jinja2 templates beside this file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import numpy as np
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, ModuleOp
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from deeploy_mlir.dialects import dma
+from deeploy_mlir.dialects import training as T
+from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.interp.interpreter import (
+    arena_sizes,
+    arg_attr,
+    dense_to_array,
+    func_named,
+    int_attr,
+    str_attr,
+)
+from deeploy_mlir.passes.arena_plan import nbytes
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@dataclass(frozen=True)
+class Sdk:
+    name: str
+    home: str
+    cflags: tuple[str, ...] = ()
+
+
+#: the SDK each target's project builds with (both speak PMSIS)
+TARGETS: dict[str, Sdk] = {
+    "pulp-open": Sdk("pulp-sdk", "PULP_SDK_HOME"),
+    "gap9": Sdk("gap_sdk", "GAP_SDK_HOME", ("-DCONFIG_GAP9",)),
+}
+
+C_TYPE = {"f32": "float", "i64": "int64_t", "i1": "uint8_t"}
+
+
+def c_ident(name: str) -> str:
+    s = re.sub(r"[^0-9A-Za-z_]", "_", name)
+    return s if s and not s[0].isdigit() else f"_{s}"
+
+
+def c_type(t: Attribute) -> str:
+    return C_TYPE[str(T.elem_of(t))]
+
+
+def c_float(x: float) -> str:
+    v = np.float32(x)
+    if not np.isfinite(v):
+        raise DeeployError(f"cannot emit the non-finite float {v}")
+    return np.format_float_scientific(v, unique=True, exp_digits=2) + "f"
+
+
+def c_values(arr: np.ndarray) -> str:
+    flat = np.asarray(arr).reshape(-1)
+    if flat.dtype == np.float32:
+        items = [c_float(float(v)) for v in flat]
+    elif flat.dtype == np.bool_:
+        items = [str(int(v)) for v in flat]
+    else:
+        items = [f"{int(v)}LL" for v in flat]
+    lines = [", ".join(items[i : i + 8]) for i in range(0, len(items), 8)]
+    return ",\n    ".join(lines)
+
+
+@dataclass
+class KernelCall:
+    kernel: str
+    args_type: str
+    fields: list[tuple[str, str]]
+    comment: str
+
+
+@dataclass
+class Buffer:
+    name: str
+    kind: str
+    level: str
+    offset: int
+    size: int
+    ctype: str
+    shape: tuple[int, ...]
+
+
+@dataclass
+class _FnCtx:
+    """How each memref value of one function is spelled in C."""
+
+    exprs: dict[SSAValue, str] = field(default_factory=dict[SSAValue, str])
+
+    def ptr(self, v: SSAValue) -> str:
+        return self.exprs[v]
+
+
+def _dma_copy(op: dma.CopyOp, cx: _FnCtx) -> list[str]:
+    big, tile = op.big.type, op.tile.type
+    rank = len(T.shape_of(big))
+    shapes = [T.shape_of(big), T.shape_of(tile), [cx.ptr(o) for o in op.offsets]]
+    arrs = [
+        "(const uint32_t[]){" + ", ".join(f"{x}u" if isinstance(x, int) else x for x in a) + "}"
+        if a
+        else "NULL"
+        for a in shapes
+    ]
+    fn = "dm_dma_copy_in" if op.direction.data == "in" else "dm_dma_copy_out"
+    return [
+        f"{fn}({cx.ptr(op.big)}, {cx.ptr(op.tile)}, {dma.elem_bytes(big)}u, {rank}u,",
+        f"    {arrs[0]}, {arrs[1]},",
+        f"    {arrs[2]});",
+    ]
+
+
+def _strides(shape: Sequence[int]) -> list[int]:
+    out = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        out[i] = out[i + 1] * shape[i + 1]
+    return out
+
+
+def _bcast_strides(out: Sequence[int], shape: Sequence[int]) -> list[int]:
+    pad = [1] * (len(out) - len(shape)) + list(shape)
+    st = _strides(pad)
+    return [0 if pad[i] == 1 and out[i] != 1 else st[i] for i in range(len(out))]
+
+
+def _arr(vals: Sequence[int], n: int = 4) -> str:
+    v = list(vals) + [0] * (n - len(vals))
+    return "{" + ", ".join(f"{x}u" for x in v) + "}"
+
+
+def _size(t: Attribute) -> int:
+    return int(np.prod(T.shape_of(t), dtype=np.int64))
+
+
+def kernel_calls(op: Operation, cx: _FnCtx) -> list[KernelCall]:
+    """The runtime_c kernel calls that implement one buffer-form op."""
+    assert isinstance(op, T.TrainingComputeOp)
+    p = cx.ptr
+    ins, outs = list(op.ins), list(op.outs)
+    note = op.name
+    match op:
+        case T.GemmOp() | T.MatmulOp():
+            m, n, k = (
+                op.mnk()
+                if isinstance(op, T.GemmOp)
+                else (
+                    T.shape_of(ins[0].type)[0],
+                    T.shape_of(ins[1].type)[1],
+                    T.shape_of(ins[0].type)[1],
+                )
+            )
+            ta = isinstance(op, T.GemmOp) and op.trans_a is not None
+            tb = isinstance(op, T.GemmOp) and op.trans_b is not None
+            alpha = op.alpha.value.data if isinstance(op, T.GemmOp) else 1.0
+            beta = op.beta.value.data if isinstance(op, T.GemmOp) else 0.0
+            f = [(".A", p(ins[0])), (".B", p(ins[1]))]
+            if len(ins) == 3:
+                c = list(T.shape_of(ins[2].type))
+                cm, cn = ([1, 1, *c])[-2:]
+                f += [
+                    (".C", p(ins[2])),
+                    (".c_stride_m", f"{cn if cm != 1 else 0}u"),
+                    (".c_stride_n", f"{1 if cn != 1 else 0}u"),
+                ]
+            else:
+                f += [(".C", "NULL"), (".c_stride_m", "0u"), (".c_stride_n", "0u")]
+            f += [
+                (".Y", p(outs[0])),
+                (".M", f"{m}u"),
+                (".N", f"{n}u"),
+                (".K", f"{k}u"),
+                (".trans_a", f"{int(ta)}u"),
+                (".trans_b", f"{int(tb)}u"),
+                (".alpha", c_float(alpha)),
+                (".beta", c_float(beta)),
+            ]
+            return [KernelCall("dm_gemm_fp32", "dm_gemm_args_t", f, note)]
+        case T.BinaryOp():
+            out = T.shape_of(outs[0].type)
+            if len(out) > 4:
+                raise DeeployError(f"{note}: rank {len(out)} > 4 is not supported by the kernel")
+            kinds = {
+                "add": "DM_BINARY_ADD",
+                "sub": "DM_BINARY_SUB",
+                "mul": "DM_BINARY_MUL",
+                "div": "DM_BINARY_DIV",
+            }
+            f = [
+                (".A", p(ins[0])),
+                (".B", p(ins[1])),
+                (".Y", p(outs[0])),
+                (".rank", f"{len(out)}u"),
+                (".shape", _arr(out)),
+                (".a_strides", _arr(_bcast_strides(out, T.shape_of(ins[0].type)))),
+                (".b_strides", _arr(_bcast_strides(out, T.shape_of(ins[1].type)))),
+                (".op", kinds[op.kind.data]),
+            ]
+            return [KernelCall("dm_binary_fp32", "dm_binary_args_t", f, note)]
+        case T.ReluOp():
+            f = [(".X", p(ins[0])), (".Y", p(outs[0])), (".size", f"{_size(ins[0].type)}u")]
+            return [KernelCall("dm_relu_fp32", "dm_unary_args_t", f, note)]
+        case T.ReluGradOp():
+            f = [
+                (".dY", p(ins[0])),
+                (".X", p(ins[1])),
+                (".dX", p(outs[0])),
+                (".size", f"{_size(ins[0].type)}u"),
+            ]
+            return [KernelCall("dm_relu_grad_fp32", "dm_relu_grad_args_t", f, note)]
+        case T.SoftmaxCrossEntropyLossOp():
+            b, c = T.shape_of(ins[0].type)
+            red = "DM_REDUCTION_MEAN" if op.reduction.data == "mean" else "DM_REDUCTION_SUM"
+            f = [
+                (".logits", p(ins[0])),
+                (".labels", p(ins[1])),
+                (".log_prob", p(outs[1])),
+                (".row_loss", "NULL"),
+                (".loss", p(outs[0])),
+                (".batch", f"{b}u"),
+                (".classes", f"{c}u"),
+                (".reduction", red),
+            ]
+            return [
+                KernelCall("dm_sce_logprob_fp32", "dm_sce_args_t", f, note),
+                KernelCall("dm_sce_reduce_fp32", "dm_sce_args_t", f, f"{note} (reduce)"),
+            ]
+        case T.SoftmaxCrossEntropyLossGradOp():
+            b, c = T.shape_of(ins[1].type)
+            red = "DM_REDUCTION_MEAN" if op.reduction.data == "mean" else "DM_REDUCTION_SUM"
+            f = [
+                (".dY", p(ins[0])),
+                (".log_prob", p(ins[1])),
+                (".labels", p(ins[2])),
+                (".dX", p(outs[0])),
+                (".batch", f"{b}u"),
+                (".classes", f"{c}u"),
+                (".reduction", red),
+            ]
+            return [KernelCall("dm_sce_grad_fp32", "dm_sce_grad_args_t", f, note)]
+        case T.ReduceSumOp():
+            shape = T.shape_of(ins[0].type)
+            if len(shape) > 4:
+                raise DeeployError(f"{note}: rank {len(shape)} > 4 is not supported by the kernel")
+            mask = sum(1 << a for a in op.axes_list())
+            f = [
+                (".X", p(ins[0])),
+                (".Y", p(outs[0])),
+                (".rank", f"{len(shape)}u"),
+                (".shape", _arr(shape)),
+                (".reduce_mask", f"{mask}u"),
+            ]
+            return [KernelCall("dm_reduce_sum_fp32", "dm_reduce_args_t", f, note)]
+        case T.AccumulateOp():
+            f = [
+                (".buffer", p(ins[0])),
+                (".grad", p(ins[1])),
+                (".reset", p(ins[2])),
+                (".out", p(outs[0])),
+                (".size", f"{_size(ins[0].type)}u"),
+            ]
+            return [KernelCall("dm_accumulate_fp32", "dm_accumulate_args_t", f, note)]
+        case T.SgdOp():
+            f = [
+                (".weight", p(ins[0])),
+                (".grad", p(ins[1])),
+                (".lr", p(ins[2])),
+                (".out", p(outs[0])),
+                (".size", f"{_size(ins[0].type)}u"),
+            ]
+            return [KernelCall("dm_sgd_fp32", "dm_sgd_args_t", f, note)]
+        case T.CopyOp():
+            f = [(".src", p(ins[0])), (".dst", p(outs[0])), (".bytes", f"{nbytes(ins[0].type)}u")]
+            return [KernelCall("dm_copy", "dm_copy_args_t", f, note)]
+        case _:
+            raise DeeployError(f"the C emitter has no kernel for {op.name}")
+
+
+@dataclass
+class EmitOptions:
+    target: str = "pulp-open"
+    steps: int = 1
+    accum: int = 1
+    lr: float = 0.01
+    num_cores: int = 8
+
+
+@dataclass
+class Project:
+    """Everything the templates need, computed once from the module."""
+
+    module: ModuleOp
+    params: Mapping[str, np.ndarray]
+    data: Mapping[str, np.ndarray]
+    opts: EmitOptions
+    buffers: list[Buffer] = field(default_factory=list[Buffer])
+    constants: list[tuple[str, str, int, str]] = field(
+        default_factory=list[tuple[str, str, int, str]]
+    )
+    #: the C statements of each step function
+    functions: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
+    n_calls: int = 0
+    env: jinja2.Environment = field(default_factory=lambda: template_env())
+
+    def __post_init__(self) -> None:
+        globals_: dict[str, str] = {}
+        for op in self.module.ops:
+            if isinstance(op, memref.GlobalOp):
+                name = "dm_" + c_ident(op.sym_name.data)
+                init = op.initial_value
+                assert isinstance(init, DenseIntOrFPElementsAttr)
+                arr = dense_to_array(init, op.type)
+                self.constants.append((name, c_type(op.type), max(arr.size, 1), c_values(arr)))
+                globals_[op.sym_name.data] = name
+        seen: set[str] = set()
+        for fname in ("training_step", "optimizer_step"):
+            fn = func_named(self.module, fname)
+            self.functions[fname] = self._function(fn, globals_, seen)
+
+    def _function(self, fn: func.FuncOp, globals_: dict[str, str], seen: set[str]) -> list[str]:
+        cx = _FnCtx()
+        block = fn.body.blocks.first
+        assert block is not None
+        for i, a in enumerate(block.args):
+            off = int_attr(arg_attr(fn, i, "training.offset"))
+            name = str_attr(arg_attr(fn, i, "training.name")) or f"arg{i}"
+            kind = str_attr(arg_attr(fn, i, "training.kind")) or "input"
+            if off is None:
+                raise DeeployError(
+                    f"@{fn.sym_name.data}: argument '{name}' has no arena offset "
+                    "(run arena-plan before emitting C)"
+                )
+            level = _level(a.type)
+            cx.exprs[a] = f"(({c_type(a.type)} *)(dm_arena_{level} + {off}u))"
+            if name not in seen:
+                seen.add(name)
+                self.buffers.append(
+                    Buffer(
+                        name, kind, level, off, nbytes(a.type), c_type(a.type), T.shape_of(a.type)
+                    )
+                )
+        return self._block(block, cx, globals_, 1)
+
+    def _block(self, block: Block, cx: _FnCtx, globals_: dict[str, str], depth: int) -> list[str]:
+        """C statements of a block, indented `depth` levels."""
+        pad = "    " * depth
+        lines: list[str] = []
+        for op in block.ops:
+            match op:
+                case T.ArenaViewOp():
+                    cx.exprs[op.result] = (
+                        f"(({c_type(op.result.type)} *)(dm_arena_{op.level} + "
+                        f"{op.offset.value.data}u))"
+                    )
+                case memref.GetGlobalOp():
+                    cx.exprs[op.memref] = globals_[op.name_.string_value()]
+                case arith.ConstantOp():
+                    assert isinstance(op.value, IntegerAttr)
+                    cx.exprs[op.result] = f"{op.value.value.data}u"
+                case arith.MuliOp() | arith.AddiOp():
+                    sym = "*" if isinstance(op, arith.MuliOp) else "+"
+                    cx.exprs[op.result] = f"({cx.ptr(op.lhs)} {sym} {cx.ptr(op.rhs)})"
+                case scf.ForOp():
+                    iv = f"i{depth}_{len(cx.exprs)}"
+                    cx.exprs[op.body.block.args[0]] = iv
+                    lines.append(
+                        f"{pad}for (uint32_t {iv} = {cx.ptr(op.lb)}; {iv} < {cx.ptr(op.ub)}; "
+                        f"{iv} += {cx.ptr(op.step)}) {{"
+                    )
+                    lines += self._block(op.body.block, cx, globals_, depth + 1)
+                    lines.append(f"{pad}}}")
+                case dma.CopyOp():
+                    lines += [pad + ln for ln in _dma_copy(op, cx)]
+                case func.ReturnOp() | scf.YieldOp():
+                    pass
+                case T.TrainingComputeOp():
+                    for call in kernel_calls(op, cx):
+                        self.n_calls += 1
+                        lines += [
+                            pad + ln
+                            for ln in self.env.get_template("kernel_call.c.j2")
+                            .render(call=call)
+                            .splitlines()
+                        ]
+                case memref.AllocOp():
+                    raise DeeployError(
+                        "memref.alloc left in the IR: run arena-plan before emitting"
+                    )
+                case _:
+                    raise DeeployError(f"the C emitter does not handle {op.name}")
+        return lines
+
+    def _tiling(self) -> dict[str, Any]:
+        """What tile selection decided (no timings: the output is byte-identical
+        from one compile to the next)."""
+        if "tiling.solver_ms" not in self.module.attributes:
+            return {}
+        early = int_attr(self.module.attributes.get("tiling.stopped_early")) or 0
+        return {"tiling": {"stopped_early": early}}
+
+    def _rv32_memory(self) -> dict[str, str]:
+        """Flash (code + constant data) and RAM (arenas + stack) for QEMU's virt
+        machine, sized to the model with room to spare, in whole MiB."""
+        mib = 1 << 20
+        data = sum(np.asarray(v).nbytes for v in self.data.values())
+        data += sum(np.asarray(v).nbytes for v in self.params.values())
+        flash = (2 * data + 2 * mib + mib - 1) // mib * mib
+        ram = (sum(arena_sizes(self.module).values()) + 2 * mib + mib - 1) // mib * mib
+        return {"flash": hex(flash), "ram": hex(ram), "ram_base": hex(0x80000000 + flash)}
+
+    def solver_ms(self) -> int | None:
+        return int_attr(self.module.attributes.get("tiling.solver_ms"))
+
+    # -- views for the templates ---------------------------------------------
+    def arg_buffers(self, kind: str) -> list[Buffer]:
+        return [b for b in self.buffers if b.kind == kind]
+
+    def context(self) -> dict[str, Any]:
+        sizes = arena_sizes(self.module)
+        n_mb = self.opts.steps * self.opts.accum
+        data_arrays = []
+        for b in self.arg_buffers("input"):
+            arr = np.asarray(self.data[b.name])
+            data_arrays.append(
+                {
+                    "buf": b,
+                    "ident": c_ident(b.name),
+                    "per_mb": int(np.prod(b.shape, dtype=np.int64)),
+                    "text": c_values(arr.reshape(n_mb, -1).astype(_NP[b.ctype])),
+                    "count": n_mb * max(int(np.prod(b.shape, dtype=np.int64)), 1),
+                }
+            )
+        params = [
+            {
+                "buf": b,
+                "ident": c_ident(b.name),
+                "text": c_values(np.asarray(self.params[b.name], dtype=np.float32)),
+                "count": max(b.size // 4, 1),
+            }
+            for b in self.arg_buffers("param")
+        ]
+        return {
+            "opts": self.opts,
+            "arenas": sizes,
+            "constants": self.constants,
+            "functions": self.functions,
+            "buffers": self.buffers,
+            "inputs": data_arrays,
+            "params": params,
+            "grads": self.arg_buffers("grad_accum"),
+            "resets": self.arg_buffers("reset_flag"),
+            "lrs": self.arg_buffers("lr"),
+            "outputs": self.arg_buffers("output"),
+            "n_minibatches": n_mb,
+            "c_float": c_float,
+            "c_ident": c_ident,
+            "n_calls": self.n_calls,
+            "sdk": TARGETS[self.opts.target],
+            "rv32": self._rv32_memory(),
+        }
+
+    def manifest(self) -> dict[str, Any]:
+        from deeploy_mlir.memory.report import memory_summary
+
+        summary = memory_summary(self.module)
+        return {
+            "version": 1,
+            "target": self.opts.target,
+            "memory": summary["memory"],
+            "buffers": summary["buffers"],
+            "kernel_calls": self.n_calls,
+            **self._tiling(),
+        }
+
+
+_NP = {"float": np.float32, "int64_t": np.int64, "uint8_t": np.bool_}
+
+
+def _level(t: Attribute) -> str:
+    from deeploy_mlir.passes.arena_plan import level_of
+
+    lv = level_of(t)
+    if lv is None:
+        raise DeeployError(f"buffer of type {t} has no memory level")
+    return lv
+
+
+def runtime_dir() -> Path:
+    """runtime_c/ of this checkout (the package is installed editable)."""
+    here = Path(__file__).resolve().parents[2] / "runtime_c"
+    if not (here / "include").is_dir():
+        raise DeeployError(
+            f"runtime_c/ not found at {here}: install deeploy-mlir from its source tree "
+            "(pip install -e .)"
+        )
+    return here
+
+
+def template_env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader([str(TEMPLATES / "common")]),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render(project: Project) -> dict[str, str]:
+    """File name -> text of every generated file (runtime sources excluded)."""
+    if project.opts.target not in TARGETS:
+        raise DeeployError(
+            f"unknown target '{project.opts.target}' (available: {', '.join(TARGETS)})"
+        )
+    env = project.env
+    ctx = project.context()
+    files = {}
+    for name in (
+        "Makefile.sdk",
+        "Network.h",
+        "Network.c",
+        "TrainingNetwork.c",
+        "OptimizerNetwork.c",
+        "data.h",
+        "harness.c",
+        "Makefile",
+        "README.md",
+    ):
+        files[name] = env.get_template(name + ".j2").render(**ctx)
+    files["manifest.json"] = json.dumps(project.manifest(), indent=2) + "\n"
+    return files
+
+
+def write_project(project: Project, out: Path) -> None:
+    """Write the project to `out` atomically: into a sibling temporary
+    directory first, renamed into place when complete."""
+    files = render(project)
+    rt = runtime_dir()
+    tmp = out.parent / f".{out.name}.tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    try:
+        tmp.mkdir(parents=True)
+        for name, text in files.items():
+            (tmp / name).write_text(text)
+        for sub in ("include", "kernels", "host"):
+            shutil.copytree(
+                rt / sub, tmp / "runtime" / sub, ignore=shutil.ignore_patterns("*.o", "*.so")
+            )
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def emitted_sources(files: Mapping[str, str]) -> Sequence[str]:
+    return [k for k in files if k.endswith((".c", ".h"))]

@@ -1,0 +1,289 @@
+"""Execute `training` IR at any stage with numpy, on xDSL's interpreter.
+
+Tensor-form ops return new arrays; buffer-form ops write into their `outs`
+arrays, so in-place decisions and arena plans are executed for real: an arena
+view is a numpy view into one byte array per memory level, and two buffers that
+a wrong plan overlaps corrupt each other's numbers, as they would on the device.
+
+`TrainingSession` drives @training_step / @optimizer_step over mini-batches the
+way the emitted harness does, for any stage of the pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.scf import ScfFunctions
+from xdsl.ir import Attribute, Operation
+
+from deeploy_mlir.dialects import dma
+from deeploy_mlir.dialects import training as T
+from deeploy_mlir.interp.reference import compute
+
+NP_OF: dict[str, Any] = {"f32": np.float32, "i64": np.int64, "i1": np.bool_}
+
+
+def np_dtype(t: Attribute) -> Any:
+    return NP_OF[str(T.elem_of(t))]
+
+
+def dense_to_array(attr: DenseIntOrFPElementsAttr, t: Attribute) -> np.ndarray:
+    vals = attr.get_values()
+    return np.array(vals, dtype=np_dtype(t)).reshape(T.shape_of(t))
+
+
+@dataclass
+class Arenas:
+    """One byte array per memory level; views are taken at static offsets."""
+
+    sizes: Mapping[str, int]
+    data: dict[str, np.ndarray] = field(default_factory=dict[str, np.ndarray])
+
+    def __post_init__(self) -> None:
+        for level, size in self.sizes.items():
+            # poison, so that a read of a never-written byte shows in the numbers
+            self.data[level] = np.full(size, 0xFF, dtype=np.uint8)
+
+    def view(self, level: str, offset: int, t: Attribute) -> np.ndarray:
+        dt = np.dtype(np_dtype(t))
+        shape = T.shape_of(t)
+        n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        buf = self.data[level][offset : offset + n]
+        if len(buf) != n:
+            raise IndexError(f"view at {offset}+{n} past the end of the {level} arena")
+        return buf.view(dt).reshape(shape)
+
+
+class TrainingFunctions(InterpreterFunctions):
+    def __init__(self, arenas: Arenas | None = None, globals_: dict[str, np.ndarray] | None = None):
+        self.arenas = arenas
+        self.globals = globals_ or {}
+
+    def _compute(self, op: T.TrainingComputeOp, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        n_in = len(op.ins)
+        outs = compute(op, [np.asarray(a) for a in args[:n_in]])
+        if not op.is_buffer_form:
+            return tuple(outs)
+        for dst, val in zip(args[n_in:], outs, strict=True):
+            dst[...] = val
+        return ()
+
+    @impl(T.ConstantOp)
+    def run_constant(self, interpreter: Interpreter, op: T.ConstantOp, args: tuple[Any, ...]):
+        return (dense_to_array(op.value, op.result.type),)
+
+    @impl(T.ArenaViewOp)
+    def run_arena_view(self, interpreter: Interpreter, op: T.ArenaViewOp, args: tuple[Any, ...]):
+        assert self.arenas is not None, "arena views need the arenas"
+        return (self.arenas.view(op.level, op.offset.value.data, op.result.type),)
+
+    @impl(memref.AllocOp)
+    def run_alloc(self, interpreter: Interpreter, op: memref.AllocOp, args: tuple[Any, ...]):
+        t = op.memref.type
+        return (
+            np.full(T.shape_of(t), np.nan if np_dtype(t) is np.float32 else 0, dtype=np_dtype(t)),
+        )
+
+    @impl(dma.CopyOp)
+    def run_dma_copy(self, interpreter: Interpreter, op: dma.CopyOp, args: tuple[Any, ...]):
+        src, dst, offsets = args[0], args[1], args[2:]
+        if op.direction.data == "in":
+            box = tuple(slice(o, o + n) for o, n in zip(offsets, dst.shape, strict=True))
+            dst[...] = src[box]
+        else:
+            box = tuple(slice(o, o + n) for o, n in zip(offsets, src.shape, strict=True))
+            dst[box] = src
+        return ()
+
+    @impl(memref.GetGlobalOp)
+    def run_get_global(
+        self, interpreter: Interpreter, op: memref.GetGlobalOp, args: tuple[Any, ...]
+    ):
+        return (self.globals[op.name_.string_value()],)
+
+
+def _register_compute_impls() -> None:
+    for cls in T.COMPUTE_OPS:
+
+        def run(
+            self: TrainingFunctions, interpreter: Interpreter, op: Any, args: tuple[Any, ...]
+        ) -> tuple[Any, ...]:
+            return self._compute(op, args)
+
+        setattr(TrainingFunctions, f"run_{cls.name.split('.')[1]}", impl(cls)(run))
+
+
+_register_compute_impls()
+register_impls(TrainingFunctions)
+
+
+# --------------------------------------------------------------------------
+# Sessions: the training loop over any stage of the IR
+# --------------------------------------------------------------------------
+
+
+def func_named(module: ModuleOp, name: str) -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    raise KeyError(f"module has no function @{name}")
+
+
+def arg_attr(fn: func.FuncOp, i: int, key: str) -> Attribute | None:
+    if fn.arg_attrs is None:
+        return None
+    d = fn.arg_attrs.data[i]
+    assert isinstance(d, DictionaryAttr)
+    return d.data.get(key)
+
+
+def res_attr(fn: func.FuncOp, i: int, key: str) -> Attribute | None:
+    if fn.res_attrs is None:
+        return None
+    d = fn.res_attrs.data[i]
+    assert isinstance(d, DictionaryAttr)
+    return d.data.get(key)
+
+
+def str_attr(a: Attribute | None) -> str | None:
+    return a.data if isinstance(a, StringAttr) else None
+
+
+def int_attr(a: Attribute | None) -> int | None:
+    return a.value.data if isinstance(a, IntegerAttr) else None
+
+
+def arena_sizes(module: ModuleOp) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for level in T.MEMORY_LEVELS:
+        a = module.attributes.get(f"training.arena_{level}")
+        if isinstance(a, IntegerAttr):
+            out[level] = a.value.data
+    return out
+
+
+@dataclass
+class TrainingSession:
+    """Holds the training state (parameters, gradient buffers) by name and runs
+    the step functions of `module`, whatever stage it is at."""
+
+    module: ModuleOp
+    params: Mapping[str, np.ndarray]
+    state: dict[str, np.ndarray] = field(default_factory=dict[str, np.ndarray])
+    arenas: Arenas | None = None
+
+    def __post_init__(self) -> None:
+        sizes = arena_sizes(self.module)
+        self.arenas = Arenas(sizes) if sizes else None
+        globals_: dict[str, np.ndarray] = {}
+        for op in self.module.ops:
+            if isinstance(op, memref.GlobalOp) and isinstance(
+                op.initial_value, DenseIntOrFPElementsAttr
+            ):
+                globals_[op.sym_name.data] = dense_to_array(op.initial_value, op.type)
+        self.interp = Interpreter(self.module)
+        self.interp.register_implementations(FuncFunctions())
+        self.interp.register_implementations(ScfFunctions())
+        self.interp.register_implementations(ArithFunctions())
+        self.interp.register_implementations(TrainingFunctions(self.arenas, globals_))
+        fn = func_named(self.module, "training_step")
+        for i, a in enumerate(fn.args):
+            kind = str_attr(arg_attr(fn, i, "training.kind"))
+            name = str_attr(arg_attr(fn, i, "training.name"))
+            assert name is not None
+            if kind in ("param", "grad_accum"):
+                storage = self._storage(fn, i, a.type)
+                storage[...] = self.params[name] if kind == "param" else 0
+                self.state[name] = storage
+
+    def _storage(self, fn: func.FuncOp, i: int, t: Attribute) -> np.ndarray:
+        off = int_attr(arg_attr(fn, i, "training.offset"))
+        if off is not None and self.arenas is not None and isinstance(t, MemRefType):
+            space = t.memory_space
+            assert isinstance(space, StringAttr)
+            return self.arenas.view(space.data, off, t)
+        return np.zeros(T.shape_of(t), dtype=np_dtype(t))
+
+    def call(self, name: str, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Run @name with state and `feeds`; return its outputs by name."""
+        fn = func_named(self.module, name)
+        args: list[np.ndarray] = []
+        outputs: dict[str, np.ndarray] = {}
+        for i, a in enumerate(fn.args):
+            n = str_attr(arg_attr(fn, i, "training.name"))
+            kind = str_attr(arg_attr(fn, i, "training.kind"))
+            assert n is not None
+            if n in self.state:
+                args.append(self.state[n])
+            else:
+                buf = self._storage(fn, i, a.type)
+                if kind == "output":
+                    outputs[n] = buf
+                else:
+                    buf[...] = np.asarray(feeds[n]).reshape(buf.shape)
+                args.append(buf)
+        results = self.interp.call_op(fn, tuple(args))
+        for i, r in enumerate(results):
+            n = str_attr(res_attr(fn, i, "training.name"))
+            upd = int_attr(res_attr(fn, i, "training.updates"))
+            assert n is not None
+            if upd is not None:
+                target = str_attr(arg_attr(fn, upd, "training.name"))
+                assert target is not None
+                self.state[target][...] = r
+            outputs[n] = np.asarray(r)
+        return {k: np.array(v) for k, v in outputs.items()}
+
+    def train(
+        self,
+        data: Mapping[str, np.ndarray],
+        steps: int,
+        accum: int,
+        lr: float,
+        loss_name: str | None = None,
+    ) -> tuple[list[float], dict[str, np.ndarray]]:
+        """`steps` optimizer steps of `accum` mini-batches; returns the losses
+        and the parameters after training."""
+        losses: list[float] = []
+        for s in range(steps):
+            for a in range(accum):
+                mb = s * accum + a
+                feeds = {k: v[mb] for k, v in data.items()}
+                feeds["lazy_reset_grad"] = np.array([a == 0])
+                out = self.call("training_step", feeds)
+                if loss_name is not None:
+                    losses.append(float(out[loss_name].reshape(-1)[0]))
+            self.call("optimizer_step", {"learning_rate": np.array([lr], dtype=np.float32)})
+        return losses, {k: np.array(self.state[k]) for k in self.params}
+
+
+def loss_output_name(module: ModuleOp) -> str | None:
+    """The name of @training_step's scalar f32 result (or output buffer), if any."""
+    fn = func_named(module, "training_step")
+    for i, t in enumerate(fn.function_type.outputs.data):
+        if res_attr(fn, i, "training.updates") is None and T.shape_of(t) == ():
+            return str_attr(res_attr(fn, i, "training.name"))
+    for i, a in enumerate(fn.args):
+        if str_attr(arg_attr(fn, i, "training.kind")) == "output" and T.shape_of(a.type) == ():
+            return str_attr(arg_attr(fn, i, "training.name"))
+    return None
+
+
+def run_ops(ops: Sequence[Operation]) -> None:  # pragma: no cover - debugging aid
+    for op in ops:
+        print(op)

@@ -1,0 +1,1 @@
+"""Static memory planning: lifetimes, arena offsets and the lower bound."""

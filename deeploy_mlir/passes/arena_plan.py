@@ -1,0 +1,169 @@
+"""arena-plan{level=L2 strategy=greedy|exact}: one static arena per memory level.
+
+`greedy` (largest first, lowest free offset) is fast for any graph; `exact`
+asks Z3 for the smallest arena (for small graphs; it records
+`training.arena_proven_<level>` = 1 when the minimum is proven).
+
+Lifetimes follow the training rules: the arguments of the step functions
+(graph inputs, parameters, gradient buffers, outputs) live the whole step, and
+an argument of @optimizer_step with the name of an argument of @training_step
+shares its buffer (parameters and gradients are not copied between the two).
+Buffers made by `memref.alloc` live from their allocation to their last use;
+the two functions run one after the other, so their temporaries may share
+space. Zero-sized buffers take no space.
+
+The pass replaces each `memref.alloc` of `level` by a `training.arena_view` at
+its offset, gives each argument a `training.offset`, and records on the module
+`training.arena_<level>` (bytes planned) and `training.arena_bound_<level>`
+(the peak of bytes live at once).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from deeploy_mlir.dialects import training as T
+from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.memory.planner import (
+    Buffer,
+    check_no_overlap,
+    lower_bound,
+    plan_exact,
+    plan_greedy,
+)
+
+ELEM_BYTES = {"f32": 4, "i64": 8, "i1": 1}
+
+
+def nbytes(t: Attribute) -> int:
+    n = ELEM_BYTES[str(T.elem_of(t))]
+    for d in T.shape_of(t):
+        n *= d
+    return n
+
+
+def level_of(t: Attribute) -> str | None:
+    if isinstance(t, MemRefType) and isinstance(t.memory_space, StringAttr):
+        return t.memory_space.data
+    return None
+
+
+def _kind(fn: func.FuncOp, i: int) -> str:
+    if fn.arg_attrs is None:
+        return "input"
+    a = fn.arg_attrs.data[i].data.get("training.kind")  # type: ignore[attr-defined]
+    return a.data if isinstance(a, StringAttr) else "input"
+
+
+def _name(fn: func.FuncOp, i: int) -> str:
+    a = fn.arg_attrs.data[i].data.get("training.name") if fn.arg_attrs else None  # type: ignore[attr-defined]
+    return a.data if isinstance(a, StringAttr) else f"{fn.sym_name.data}.arg{i}"
+
+
+@dataclass(frozen=True)
+class ArenaPlan(ModulePass):
+    name = "arena-plan"
+
+    level: str = "L2"
+    strategy: str = "greedy"
+    #: capacity of the level in bytes (0 = unchecked)
+    capacity: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.level not in T.MEMORY_LEVELS:
+            raise DeeployError(f"arena-plan: level must be one of L1, L2, L3, got '{self.level}'")
+        if self.strategy not in ("greedy", "exact"):
+            raise DeeployError(
+                f"arena-plan: strategy must be 'greedy' or 'exact', got '{self.strategy}'"
+            )
+        fns = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
+        lengths = [len(list(f.body.blocks.first.ops)) for f in fns]  # type: ignore[union-attr]
+        total_time = sum(lengths) + 1
+        buffers: dict[str, Buffer] = {}
+        args: list[tuple[func.FuncOp, int, str]] = []
+        allocs: list[tuple[memref.AllocOp, str]] = []
+        t0 = 0
+        for fn, n in zip(fns, lengths, strict=True):
+            block = fn.body.blocks.first
+            assert block is not None
+            for i, a in enumerate(block.args):
+                if level_of(a.type) != self.level:
+                    continue
+                name = _name(fn, i)
+                if name not in buffers:
+                    buffers[name] = Buffer(
+                        name, nbytes(a.type), 0, total_time, _align(a.type), _kind(fn, i)
+                    )
+                args.append((fn, i, name))
+            index = {o: t0 + k for k, o in enumerate(block.ops)}
+            for o in block.ops:
+                if isinstance(o, memref.AllocOp) and level_of(o.memref.type) == self.level:
+                    key = f"{fn.sym_name.data}/%{o.memref.name_hint or 'tmp'}#{index[o]}"
+                    end = _last_use(o.memref, index) + 1
+                    buffers[key] = Buffer(
+                        key, nbytes(o.memref.type), index[o], end, _align(o.memref.type)
+                    )
+                    allocs.append((o, key))
+            t0 += n
+        bl = list(buffers.values())
+        if self.strategy == "exact":
+            offsets, size, proven = plan_exact(bl)
+            op.attributes[f"training.arena_proven_{self.level}"] = IntegerAttr(int(proven), i64)
+        else:
+            offsets, size = plan_greedy(bl)
+        problems = check_no_overlap(bl, offsets)
+        assert not problems, problems
+        if self.capacity and size > self.capacity:
+            raise DeeployError(
+                f"the {self.level} arena needs {size} bytes but the {self.level} budget is "
+                f"{self.capacity} bytes"
+            )
+        for fn, i, name in args:
+            attrs = (
+                list(fn.arg_attrs.data)
+                if fn.arg_attrs is not None
+                else [DictionaryAttr({}) for _ in fn.args]
+            )
+            d = dict(attrs[i].data)  # type: ignore[attr-defined]
+            d["training.offset"] = IntegerAttr(offsets[name], i64)
+            attrs[i] = DictionaryAttr(d)
+            fn.arg_attrs = ArrayAttr(attrs)
+        for o, key in allocs:
+            view = T.ArenaViewOp(offsets[key], o.memref.type)  # type: ignore[arg-type]
+            Rewriter.replace_op(o, view)
+        op.attributes[f"training.arena_{self.level}"] = IntegerAttr(size, i64)
+        op.attributes[f"training.arena_bound_{self.level}"] = IntegerAttr(lower_bound(bl), i64)
+
+
+def _align(t: Attribute) -> int:
+    return 8 if str(T.elem_of(t)) == "i64" else 4
+
+
+def _top_level(op: Operation, index: dict[Operation, int]) -> Operation:
+    """The op of the function's block that contains `op` (loops nest uses)."""
+    while op not in index:
+        parent = op.parent_op()
+        assert parent is not None
+        op = parent
+    return op
+
+
+def _last_use(v: SSAValue, index: dict[Operation, int]) -> int:
+    owner = v.owner
+    assert isinstance(owner, Operation)
+    return max((index[_top_level(u.operation, index)] for u in v.uses), default=index[owner])

@@ -1,0 +1,283 @@
+"""tile-select{l1=BYTES l2=BYTES buffers=N solver=z3|untiled}: choose every op's tiles.
+
+For each buffer-form compute op, generically from its iteration space
+(`IterationSpaceInterface`): one tile size per loop dim such that the tiles
+of all its operands, times the buffer count, fit the L1 budget. Dims the op
+needs whole (softmax class dim, reduction dims) stay whole; the last tile of
+a dim may be ragged.
+
+The objective is the estimated cycles of the op's tile loop: per tile, one
+transfer per operand tile (setup cycles each) plus the tile bytes over the
+bandwidth; ties go to fewer, larger tiles. Z3 solves it (per op, with a time
+limit; an op whose solve stopped early keeps the best tiles found and is
+counted in `tiling.stopped_early`). `solver=untiled` is the baseline: every
+tile is the whole tensor. An op that cannot fit even with the smallest tiles
+is an error naming the op, the L1 it needs and the budget.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.ir import SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from deeploy_mlir.dialects import training as T
+from deeploy_mlir.dialects.tiling import TiledOp
+from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.passes.arena_plan import ELEM_BYTES
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One distinct tile buffer of an op: which loop dims index it, element size,
+    and whether it is copied in, out, or both."""
+
+    dims: tuple[int | None, ...]
+    elem_bytes: int
+    copy_in: bool
+    copy_out: bool
+
+    def tile_elems(self, tiles: Sequence[int]) -> int:
+        return math.prod(1 if d is None else tiles[d] for d in self.dims)
+
+
+def map_dims(m: AffineMap) -> tuple[int | None, ...]:
+    return tuple(r.position if isinstance(r, AffineDimExpr) else None for r in m.results)
+
+
+def tile_operands(op: T.TrainingComputeOp) -> list[Operand]:
+    """The distinct (value, index map) pairs of `op`: an operand read and written
+    in place, or read twice the same way, is one tile buffer."""
+    assert isinstance(op, T.IterationSpaceInterface)
+    space = op.iteration_space()
+    values: list[SSAValue] = [*op.ins, *op.outs]
+    seen: dict[tuple[SSAValue, tuple[int | None, ...]], int] = {}
+    out: list[Operand] = []
+    for i, (v, m) in enumerate(zip(values, space.maps, strict=True)):
+        dims = map_dims(m)
+        is_out = i >= len(op.ins)
+        key = (v, dims)
+        if key in seen:
+            prev = out[seen[key]]
+            out[seen[key]] = Operand(
+                dims, prev.elem_bytes, prev.copy_in or not is_out, prev.copy_out or is_out
+            )
+            continue
+        seen[key] = len(out)
+        out.append(Operand(dims, ELEM_BYTES[str(T.elem_of(v.type))], not is_out, is_out))
+    return out
+
+
+def whole_dims(op: T.TrainingComputeOp) -> set[int]:
+    assert isinstance(op, T.IterationSpaceInterface)
+    space = op.iteration_space()
+    return set(space.whole) | set(space.reduction)
+
+
+@dataclass(frozen=True)
+class CostModel:
+    setup: int = 100  # cycles per transfer
+    bandwidth: int = 8  # bytes per cycle
+
+    def cycles(self, dims: Sequence[int], tiles: Sequence[int], ops: Sequence[Operand]) -> float:
+        n = math.prod(-(-d // t) for d, t in zip(dims, tiles, strict=True))
+        per_tile = 0.0
+        for o in ops:
+            moves = int(o.copy_in) + int(o.copy_out)
+            per_tile += moves * (self.setup + o.tile_elems(tiles) * o.elem_bytes / self.bandwidth)
+        return n * per_tile
+
+
+def footprint(tiles: Sequence[int], ops: Sequence[Operand], buffers: int) -> int:
+    return buffers * sum(o.tile_elems(tiles) * o.elem_bytes for o in ops)
+
+
+def candidates(n: int) -> list[int]:
+    """Tile sizes worth trying for a dim of n: the smallest size for each tile
+    count (a larger size with the same count only costs more)."""
+    return sorted({-(-n // k) for k in range(1, n + 1)})
+
+
+#: the most tile-size combinations one op's Z3 problem enumerates
+MAX_COMBINATIONS = 20_000
+
+
+def _thin(cands: list[int], keep: int) -> list[int]:
+    """At most `keep` of the candidates, spread over the range, ends included."""
+    if len(cands) <= keep:
+        return cands
+    step = (len(cands) - 1) / (keep - 1)
+    return sorted({cands[round(i * step)] for i in range(keep)})
+
+
+def solve_z3(
+    dims: Sequence[int],
+    whole: set[int],
+    ops: Sequence[Operand],
+    budget: int,
+    model: CostModel,
+    timeout_ms: int,
+) -> tuple[list[int], bool]:
+    """(tiles, proven optimal).
+
+    Each dim's tile size ranges over its candidates (the smallest size per tile
+    count); each combination of sizes is one Boolean of a pseudo-Boolean
+    problem whose footprint constraint and cycle objective are linear in the
+    Booleans, so Z3's optimizer solves it exactly. When the combinations of a
+    large op would exceed MAX_COMBINATIONS, each dim keeps a spread subset of
+    its candidates and the result is reported as not proven."""
+    import z3
+
+    per_dim = [[size] if d in whole else candidates(size) for d, size in enumerate(dims)]
+    proven = True
+    while math.prod(len(c) for c in per_dim) > MAX_COMBINATIONS:
+        proven = False
+        widest = max(range(len(per_dim)), key=lambda d: len(per_dim[d]))
+        per_dim[widest] = _thin(per_dim[widest], max(2, len(per_dim[widest]) // 2))
+    combos = [list(c) for c in itertools.product(*per_dim)]
+    opt = z3.Optimize()
+    opt.set("timeout", timeout_ms)
+    pick = [z3.Bool(f"c{i}") for i in range(len(combos))]
+    opt.add(z3.PbEq([(b, 1) for b in pick], 1))
+    foot = [sum(o.tile_elems(c) * o.elem_bytes for o in ops) for c in combos]
+    opt.add(z3.Sum([z3.If(b, f, 0) for b, f in zip(pick, foot, strict=True)]) <= budget)
+    # cycles x bandwidth, so that the objective stays integral
+    cost = [round(model.cycles(dims, c, ops) * model.bandwidth) for c in combos]
+    count = [math.prod(-(-n // t) for n, t in zip(dims, c, strict=True)) for c in combos]
+    # one objective: the cycles, then (as the low digits) the tile count
+    scale = max(count) + 1
+    key = [c * scale + k for c, k in zip(cost, count, strict=True)]
+    opt.minimize(z3.Sum([z3.If(b, v, 0) for b, v in zip(pick, key, strict=True)]))
+    r = opt.check()
+    if r == z3.unsat:
+        raise ValueError("infeasible")
+    try:
+        m = opt.model()  # after a timeout: the best model found so far
+    except z3.Z3Exception:
+        return [size if d in whole else 1 for d, size in enumerate(dims)], False
+    chosen = next(i for i, b in enumerate(pick) if z3.is_true(m.eval(b, model_completion=True)))
+    return combos[chosen], proven and r == z3.sat
+
+
+def solve_bruteforce(
+    dims: Sequence[int], whole: set[int], ops: Sequence[Operand], budget: int, model: CostModel
+) -> list[int] | None:
+    """Every combination of tile sizes (for tests on small ops)."""
+    best: tuple[float, int, list[int]] | None = None
+    ranges = [[size] if d in whole else range(1, size + 1) for d, size in enumerate(dims)]
+    for combo in itertools.product(*ranges):
+        tiles = list(combo)
+        if footprint(tiles, ops, 1) > budget:
+            continue
+        key = (
+            model.cycles(dims, tiles, ops),
+            math.prod(-(-a // b) for a, b in zip(dims, tiles, strict=True)),
+        )
+        if best is None or key < best[:2]:
+            best = (key[0], key[1], tiles)
+    return None if best is None else best[2]
+
+
+@dataclass(frozen=True)
+class TileSelect(ModulePass):
+    name = "tile-select"
+
+    l1: int = 65536
+    #: L2 budget: every tensor stays resident in L2 while its tiles visit L1
+    #: (0 = unchecked; tiling L3 <-> L2 comes with the DMA issue)
+    l2: int = 0
+    buffers: int = 1
+    solver: str = "z3"
+    setup: int = 100
+    bandwidth: int = 8
+    timeout_ms: int = 5000
+
+    @property
+    def _cache(self) -> dict[object, tuple[list[int], bool]]:
+        """Solutions by problem: ops of one shape share their tiles."""
+        cache = self.__dict__.get("_solutions")
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, "_solutions", cache)
+        return cache
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.solver not in ("z3", "untiled"):
+            raise DeeployError(
+                f"tile-select: solver must be 'z3' or 'untiled', got '{self.solver}'"
+            )
+        if self.l1 <= 0 or self.buffers < 1:
+            raise DeeployError("tile-select: l1 must be positive and buffers at least 1")
+        l2_arena = op.attributes.get("training.arena_L2")
+        if self.l2 and isinstance(l2_arena, IntegerAttr) and l2_arena.value.data > self.l2:
+            raise DeeployError(
+                f"tile-select: the tensors need {l2_arena.value.data} bytes of L2 but the L2 "
+                f"budget is {self.l2} bytes"
+            )
+        model = CostModel(self.setup, self.bandwidth)
+        t_start = time.perf_counter()
+        early = 0
+        for fn in op.ops:
+            if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
+                continue
+            for k, o in enumerate(list(fn.body.block.ops)):
+                if not isinstance(o, T.TrainingComputeOp) or not o.is_buffer_form:
+                    continue
+                hint = o.outs[0].name_hint
+                where = (
+                    f"@{fn.sym_name.data}: the op writing %{hint}"
+                    if hint
+                    else (f"@{fn.sym_name.data}: op #{k}")
+                )
+                tiles, proven = self._select(o, model, where)
+                early += int(not proven)
+                anchor = o.next_op
+                assert anchor is not None  # the terminator follows every op
+                o.detach()
+                Rewriter.insert_op(
+                    TiledOp(o, tiles, self.buffers, "L1"), InsertPoint.before(anchor)
+                )
+        op.attributes["tiling.solver_ms"] = IntegerAttr(
+            round((time.perf_counter() - t_start) * 1000), i64
+        )
+        op.attributes["tiling.stopped_early"] = IntegerAttr(early, i64)
+
+    def _select(
+        self, o: T.TrainingComputeOp, model: CostModel, where: str
+    ) -> tuple[list[int], bool]:
+        if not isinstance(o, T.IterationSpaceInterface):
+            raise DeeployError(f"{where} ({o.name}) has no iteration space and cannot be tiled")
+        dims = list(o.iteration_space().dims)
+        whole = whole_dims(o)
+        ops = tile_operands(o)
+        budget = self.l1 // self.buffers
+        if self.solver == "untiled":
+            need = footprint(dims, ops, self.buffers)
+            if need > self.l1:
+                raise DeeployError(
+                    f"{where} ({o.name}) needs {need} bytes of L1 untiled; the L1 budget is "
+                    f"{self.l1} bytes"
+                )
+            return dims, True
+        smallest = [size if d in whole else 1 for d, size in enumerate(dims)]
+        need = footprint(smallest, ops, self.buffers)
+        if need > self.l1:
+            raise DeeployError(
+                f"{where} ({o.name}) needs at least {need} bytes of L1 (smallest tiles, "
+                f"{self.buffers} buffer(s)); the L1 budget is {self.l1} bytes"
+            )
+        key = (tuple(dims), frozenset(whole), tuple(ops), budget, model)
+        if key not in self._cache:
+            self._cache[key] = solve_z3(dims, whole, ops, budget, model, self.timeout_ms)
+        tiles, proven = self._cache[key]
+        return list(tiles), proven

@@ -1,0 +1,155 @@
+"""training-bufferize: tensor-form functions -> buffer-form (destination-passing).
+
+* Function arguments become memrefs in memory space `level`; a result that is
+  not the new value of an argument becomes an extra argument of kind "output"
+  (so a step function returns nothing and writes everything in place).
+* A compute op writes into: the operand buffer chosen by `training-inplace-alias`
+  (`training.inplace`), else the output argument its result is returned in,
+  else a fresh `memref.alloc`.
+* A result returned as an argument's new value (`training.updates`) that was not
+  computed in place is copied into the argument at the end of the function.
+* Constants become `memref.global`s read by `memref.get_global`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from deeploy_mlir.dialects import training as T
+from deeploy_mlir.passes.training_inplace_alias import INPLACE, inplace_of, updates_of
+
+
+def to_memref(t: Attribute, level: str) -> MemRefType[Attribute]:
+    assert isinstance(t, TensorType)
+    return MemRefType(t.get_element_type(), t.get_shape(), memory_space=StringAttr(level))
+
+
+@dataclass(frozen=True)
+class TrainingBufferize(ModulePass):
+    name = "training-bufferize"
+
+    level: str = "L2"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        globals_: list[Operation] = []
+        for fn in list(op.ops):
+            if isinstance(fn, func.FuncOp) and fn.body.blocks:
+                new = self._convert(fn, globals_, len(globals_))
+                Rewriter.replace_op(fn, new)
+        first = op.body.block.first_op
+        for g in globals_:
+            if first is None:
+                op.body.block.add_op(g)
+            else:
+                Rewriter.insert_op(g, InsertPoint.before(first))
+
+    def _convert(self, fn: func.FuncOp, globals_: list[Operation], gbase: int) -> func.FuncOp:
+        old = fn.body.blocks.first
+        assert old is not None
+        ret = old.last_op
+        assert isinstance(ret, func.ReturnOp)
+        updates = updates_of(fn)
+        arg_types = [to_memref(a.type, self.level) for a in old.args]
+        arg_attrs = (
+            list(fn.arg_attrs.data) if fn.arg_attrs else [DictionaryAttr({})] * len(old.args)
+        )
+        res_attrs = list(fn.res_attrs.data) if fn.res_attrs else []
+        # results that are plain outputs become output arguments
+        out_arg_of: dict[int, int] = {}
+        for i, r in enumerate(ret.operands):
+            if i in updates:
+                continue
+            out_arg_of[i] = len(arg_types)
+            arg_types.append(to_memref(r.type, self.level))
+            d = dict(res_attrs[i].data) if i < len(res_attrs) else {}  # type: ignore[attr-defined]
+            d["training.kind"] = StringAttr("output")
+            arg_attrs.append(DictionaryAttr(d))
+        block = Block(arg_types=arg_types)
+        for a, b in zip(old.args, block.args, strict=False):
+            b.name_hint = a.name_hint
+        bufs: dict[SSAValue, SSAValue] = dict(zip(old.args, block.args, strict=False))
+
+        # the output argument each returned value may be written into directly
+        direct: dict[SSAValue, SSAValue] = {}
+        for i, arg_i in out_arg_of.items():
+            v = ret.operands[i]
+            if v not in direct and v not in bufs:
+                direct[v] = block.args[arg_i]
+
+        for o in old.ops:
+            if o is ret:
+                continue
+            if isinstance(o, T.ConstantOp):
+                name = f"constant_{gbase + len(globals_)}"
+                mt = to_memref(o.result.type, self.level)
+                globals_.append(
+                    memref.GlobalOp.get(
+                        StringAttr(name), mt, o.value, StringAttr("private"), UnitAttr()
+                    )
+                )
+                g = memref.GetGlobalOp(name, mt)
+                block.add_op(g)
+                bufs[o.result] = g.memref
+                continue
+            assert isinstance(o, T.TrainingComputeOp), f"cannot bufferize {o.name}"
+            outs = [
+                self._out_buffer(o, r, k, bufs, direct, block)
+                for r, k in zip(o.results, inplace_of(o), strict=True)
+            ]
+            props = {k: v for k, v in o.properties.items() if k != "operandSegmentSizes"}
+            new = type(o)([bufs[v] for v in o.ins], (), outs, properties=props)
+            for k, v in o.attributes.items():
+                if k != INPLACE:
+                    new.attributes[k] = v
+            block.add_op(new)
+
+        # write every returned value where it belongs
+        for i, v in enumerate(ret.operands):
+            dst = block.args[updates[i]] if i in updates else block.args[out_arg_of[i]]
+            if bufs[v] is not dst:
+                block.add_op(T.CopyOp([bufs[v]], (), [dst]))
+        block.add_op(func.ReturnOp())
+        return func.FuncOp(
+            fn.sym_name.data,
+            (arg_types, []),
+            Region(block),
+            arg_attrs=ArrayAttr(arg_attrs),  # type: ignore[arg-type]
+        )
+
+    def _out_buffer(
+        self,
+        o: T.TrainingComputeOp,
+        r: SSAValue,
+        k: int,
+        bufs: dict[SSAValue, SSAValue],
+        direct: dict[SSAValue, SSAValue],
+        block: Block,
+    ) -> SSAValue:
+        """Where result `r` is written: operand `k`'s buffer (in place), the
+        output argument it is returned in, or a new allocation."""
+        if k >= 0:
+            buf = bufs[o.ins[k]]
+        elif r in direct:
+            buf = direct[r]
+        else:
+            alloc = memref.AllocOp([], [], to_memref(r.type, self.level))
+            block.add_op(alloc)
+            buf = alloc.memref
+        buf.name_hint = buf.name_hint or r.name_hint
+        bufs[r] = buf
+        return buf

@@ -1,0 +1,129 @@
+"""training-inplace-alias: decide which results reuse an operand's storage.
+
+The decision is read from the ops' `AliasingInterface` (never from op names):
+a candidate (result r, operand k) is taken when
+
+* the operand dies at this op (no later reader, not returned), and
+* the operand's storage is not a function argument -- unless the op is a
+  *state update* (SGD, gradient accumulation) whose result is returned as the
+  new value of that very argument (`training.updates`), and
+* the operand is not a constant, and the result is not returned (a returned
+  result is written straight into its output argument, or is the new value of
+  another argument).
+
+Chosen decisions are written as ``training.inplace = array<i64: k, ...>`` (one
+entry per result, -1 = own buffer); `training-bufferize` reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from deeploy_mlir.dialects import training as T
+
+INPLACE = "training.inplace"
+
+
+def updates_of(fn: func.FuncOp) -> dict[int, int]:
+    """result index -> argument index, from the `training.updates` result attributes."""
+    out: dict[int, int] = {}
+    if fn.res_attrs is None:
+        return out
+    for i, d in enumerate(fn.res_attrs.data):
+        a = d.data.get("training.updates")  # type: ignore[attr-defined]
+        if isinstance(a, IntegerAttr):
+            out[i] = a.value.data
+    return out
+
+
+def inplace_of(op: Operation) -> list[int]:
+    """The `training.inplace` decision of `op` (-1 per result when none)."""
+    a = op.attributes.get(INPLACE)
+    if isinstance(a, DenseArrayBase):
+        return [int(x) for x in a.get_values()]
+    return [-1] * len(op.results)
+
+
+@dataclass
+class _FunctionAliasing:
+    """The in-place analysis of one function."""
+
+    fn: func.FuncOp
+    ops: list[Operation] = field(default_factory=list[Operation])
+    index: dict[Operation, int] = field(default_factory=dict[Operation, int])
+    updates: dict[int, int] = field(default_factory=dict[int, int])
+    #: value -> the value whose storage it lives in (through in-place chains)
+    root: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+
+    def __post_init__(self) -> None:
+        block = self.fn.body.blocks.first
+        assert block is not None
+        self.ops = list(block.ops)
+        self.index = {o: i for i, o in enumerate(self.ops)}
+        self.updates = updates_of(self.fn)
+
+    @property
+    def ret(self) -> Operation:
+        return self.ops[-1]
+
+    def returned_as(self, v: SSAValue) -> list[int]:
+        return [i for i, r in enumerate(self.ret.operands) if r is v]
+
+    def refusal(self, o: T.TrainingComputeOp, r: int, k: int) -> str | None:
+        """Why result `r` of `o` may not take operand `k`'s storage (None: it may)."""
+        v = o.ins[k]
+        if any(
+            self.index[u.operation] > self.index[o] for u in v.uses if u.operation is not self.ret
+        ):
+            return f"operand #{k} is read later"
+        if self.returned_as(v):
+            return f"operand #{k} is returned"
+        res_returns = self.returned_as(o.results[r])
+        target = self.root.get(v, v)
+        if isinstance(target, BlockArgument):
+            # only a state update may write its own argument, and only when its
+            # result is returned as that argument's new value
+            wanted = [self.updates.get(i) for i in res_returns]
+            if not (o.STATE_UPDATE and wanted == [target.index]):  # type: ignore[attr-defined]
+                return f"operand #{k} lives in function argument #{target.index}"
+            return None
+        if isinstance(target.owner, T.ConstantOp):
+            return f"operand #{k} is a constant"
+        if any(i in self.updates for i in res_returns):
+            return f"result #{r} is the new value of another argument"
+        if res_returns:
+            return f"result #{r} is returned: it is written straight into its output argument"
+        return None
+
+    def run(self) -> None:
+        for o in self.ops:
+            if not isinstance(o, T.TrainingComputeOp) or not isinstance(o, T.AliasingInterface):
+                continue
+            if o.is_buffer_form:
+                continue  # decided already: bufferization has run
+            decision = [-1] * len(o.results)
+            for r, k in o.alias_candidates():
+                if decision[r] != -1 or k in decision or self.refusal(o, r, k) is not None:
+                    continue
+                decision[r] = k
+                self.root[o.results[r]] = self.root.get(o.ins[k], o.ins[k])
+            if any(d != -1 for d in decision):
+                o.attributes[INPLACE] = DenseArrayBase.from_list(i64, decision)
+            elif INPLACE in o.attributes:
+                del o.attributes[INPLACE]
+
+
+@dataclass(frozen=True)
+class TrainingInplaceAlias(ModulePass):
+    name = "training-inplace-alias"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in op.ops:
+            if isinstance(fn, func.FuncOp) and fn.body.blocks:
+                _FunctionAliasing(fn).run()

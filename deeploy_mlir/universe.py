@@ -1,0 +1,74 @@
+"""The dialects and passes of deeploy-mlir, for deeploy-opt and for a plain
+`xdsl-opt` (through the `xdsl.universe` entry point)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+
+def _training() -> Dialect:
+    from deeploy_mlir.dialects.training import Training
+
+    return Training
+
+
+def _inplace() -> type[ModulePass]:
+    from deeploy_mlir.passes.training_inplace_alias import TrainingInplaceAlias
+
+    return TrainingInplaceAlias
+
+
+def _bufferize() -> type[ModulePass]:
+    from deeploy_mlir.passes.training_bufferize import TrainingBufferize
+
+    return TrainingBufferize
+
+
+def _arena_plan() -> type[ModulePass]:
+    from deeploy_mlir.passes.arena_plan import ArenaPlan
+
+    return ArenaPlan
+
+
+def _tiling() -> Dialect:
+    from deeploy_mlir.dialects.tiling import Tiling
+
+    return Tiling
+
+
+def _dma() -> Dialect:
+    from deeploy_mlir.dialects.dma import DMA
+
+    return DMA
+
+
+def _tile_select() -> type[ModulePass]:
+    from deeploy_mlir.passes.tile_select import TileSelect
+
+    return TileSelect
+
+
+def _materialize() -> type[ModulePass]:
+    from deeploy_mlir.passes.tiling_materialize import TilingMaterialize
+
+    return TilingMaterialize
+
+
+DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "training": _training,
+    "tiling": _tiling,
+    "dma": _dma,
+}
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "training-inplace-alias": _inplace,
+    "training-bufferize": _bufferize,
+    "arena-plan": _arena_plan,
+    "tile-select": _tile_select,
+    "tiling-materialize": _materialize,
+}
+
+DEEPLOY_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)

@@ -1,0 +1,744 @@
+// RUN: deeploy-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// Every verifier message of the training dialect (deeploy_mlir/dialects/training.py):
+// each `raise VerifyException(...)` has at least one case below, some a few
+// (both branches of a message, both forms). Each case checks the message as the
+// first line of its output (exact, {{^}}...{{$}}), the op it is reported on,
+// and the annotation under that op.
+//
+// Not reachable through parsing, so not tested here: the two
+// "expected a tensor or memref type, got ..." of shape_of and elem_of. Every
+// caller runs after TrainingComputeOp.verify_ has checked that each operand and
+// result is a (ranked) tensor or a memref -- a non-shaped type stops there with
+// "operand #i is ...: in tensor form ..." (see the cases with i32 and
+// tensor<*xf32>) -- and ConstantOp/ArenaViewOp constrain their result to
+// TensorType/MemRefType.
+
+// number of inputs, N_INS lo == hi
+// CHECK:      {{^}}expects 1 inputs, got 2{{$}}
+// CHECK:      %y = "training.relu"(%a, %a)
+// CHECK:      | Operation does not verify: expects 1 inputs, got 2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case0(%a: tensor<4xf32>) {
+  %y = training.relu ins(%a, %a : tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// number of inputs, N_INS lo == hi (three-input op)
+// CHECK:      {{^}}expects 3 inputs, got 2{{$}}
+// CHECK:      %y = "training.sgd"(%w, %w)
+// CHECK:      | Operation does not verify: expects 3 inputs, got 2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case1(%w: tensor<4xf32>) {
+  %y = training.sgd ins(%w, %w : tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// number of inputs, N_INS lo < hi
+// CHECK:      {{^}}expects 2 to 3 inputs, got 1{{$}}
+// CHECK:      %y = "training.gemm"(%a)
+// CHECK:      | Operation does not verify: expects 2 to 3 inputs, got 1{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case2(%a: tensor<4x4xf32>) {
+  %y = training.gemm ins(%a : tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return
+}
+
+// -----
+
+// number of inputs, N_INS lo < hi, too many
+// CHECK:      {{^}}expects 2 to 3 inputs, got 4{{$}}
+// CHECK:      %y = "training.gemm"(%a, %a, %a, %a)
+// CHECK:      | Operation does not verify: expects 2 to 3 inputs, got 4{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case3(%a: tensor<4x4xf32>) {
+  %y = training.gemm ins(%a, %a, %a, %a : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return
+}
+
+// -----
+
+// both forms at once
+// CHECK:      {{^}}has both outs (buffer form) and results (tensor form): use one form{{$}}
+// CHECK:      %y = "training.relu"(%a, %m)
+// CHECK:      | Operation does not verify: has both outs (buffer form) and results (tensor form): use one form{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case4(%a: tensor<4xf32>, %m: memref<4xf32, "L2">) {
+  %y = training.relu ins(%a : tensor<4xf32>) outs(%m : memref<4xf32, "L2">) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// number of outputs, tensor form: no result at all
+// CHECK:      {{^}}expects 1 results, got 0{{$}}
+// CHECK:      "training.relu"(%a)
+// CHECK:      | Operation does not verify: expects 1 results, got 0{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case5(%a: tensor<4xf32>) {
+  training.relu ins(%a : tensor<4xf32>)
+  func.return
+}
+
+// -----
+
+// number of outputs, tensor form: one result of two
+// CHECK:      {{^}}expects 2 results, got 1{{$}}
+// CHECK:      %loss = "training.softmax_cross_entropy_loss"(%s, %l)
+// CHECK:      | Operation does not verify: expects 2 results, got 1{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case6(%s: tensor<2x4xf32>, %l: tensor<2xi64>) {
+  %loss = training.softmax_cross_entropy_loss ins(%s, %l : tensor<2x4xf32>, tensor<2xi64>) -> tensor<f32>
+  func.return
+}
+
+// -----
+
+// number of outputs, buffer form: one out of two
+// CHECK:      {{^}}expects 2 outs, got 1{{$}}
+// CHECK:      "training.softmax_cross_entropy_loss"(%s, %l, %s)
+// CHECK:      | Operation does not verify: expects 2 outs, got 1{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case7(%s: memref<2x4xf32, "L2">, %l: memref<2xi64, "L2">) {
+  training.softmax_cross_entropy_loss ins(%s, %l : memref<2x4xf32, "L2">, memref<2xi64, "L2">) outs(%s : memref<2x4xf32, "L2">)
+  func.return
+}
+
+// -----
+
+// number of outputs, buffer form: two outs of one
+// CHECK:      {{^}}expects 1 outs, got 2{{$}}
+// CHECK:      "training.relu"(%m, %m, %m)
+// CHECK:      | Operation does not verify: expects 1 outs, got 2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case8(%m: memref<4xf32, "L2">) {
+  training.relu ins(%m : memref<4xf32, "L2">) outs(%m, %m : memref<4xf32, "L2">, memref<4xf32, "L2">)
+  func.return
+}
+
+// -----
+
+// buffer form: an input is a tensor
+// CHECK:      {{^}}operand #0 is tensor<4xf32>: in buffer form (with outs) all operands are memrefs{{$}}
+// CHECK:      "training.relu"(%a, %m)
+// CHECK:      | Operation does not verify: operand #0 is tensor<4xf32>: in buffer form (with outs) all operands are memrefs{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case9(%a: tensor<4xf32>, %m: memref<4xf32, "L2">) {
+  training.relu ins(%a : tensor<4xf32>) outs(%m : memref<4xf32, "L2">)
+  func.return
+}
+
+// -----
+
+// buffer form: the out is a tensor (operands are numbered ins, then outs)
+// CHECK:      {{^}}operand #1 is tensor<4xf32>: in buffer form (with outs) all operands are memrefs{{$}}
+// CHECK:      "training.relu"(%m, %a)
+// CHECK:      | Operation does not verify: operand #1 is tensor<4xf32>: in buffer form (with outs) all operands are memrefs{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case10(%a: tensor<4xf32>, %m: memref<4xf32, "L2">) {
+  training.relu ins(%m : memref<4xf32, "L2">) outs(%a : tensor<4xf32>)
+  func.return
+}
+
+// -----
+
+// tensor form: an input is a memref
+// CHECK:      {{^}}operand #0 is memref<4xf32, "L2">: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      %y = "training.relu"(%m)
+// CHECK:      | Operation does not verify: operand #0 is memref<4xf32, "L2">: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case11(%m: memref<4xf32, "L2">) {
+  %y = training.relu ins(%m : memref<4xf32, "L2">) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// tensor form: the result is a memref (results are numbered after the ins)
+// CHECK:      {{^}}operand #1 is memref<4xf32>: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      %y = "training.relu"(%a)
+// CHECK:      | Operation does not verify: operand #1 is memref<4xf32>: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case12(%a: tensor<4xf32>) {
+  %y = training.relu ins(%a : tensor<4xf32>) -> memref<4xf32>
+  func.return
+}
+
+// -----
+
+// neither tensor nor memref (this is why shape_of/elem_of never raise: see the top)
+// CHECK:      {{^}}operand #0 is i32: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      %y = "training.relu"(%a)
+// CHECK:      | Operation does not verify: operand #0 is i32: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case13(%a: i32) {
+  %y = training.relu ins(%a : i32) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// an unranked tensor is no TensorType either
+// CHECK:      {{^}}operand #1 is tensor<*xf32>: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      %y = "training.relu"(%a)
+// CHECK:      | Operation does not verify: operand #1 is tensor<*xf32>: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case14(%a: tensor<4xf32>) {
+  %y = training.relu ins(%a : tensor<4xf32>) -> tensor<*xf32>
+  func.return
+}
+
+// -----
+
+// default check_inputs: every input f32
+// CHECK:      {{^}}input #0 must have f32 elements, got i64{{$}}
+// CHECK:      %y = "training.relu"(%i)
+// CHECK:      | Operation does not verify: input #0 must have f32 elements, got i64{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case15(%i: tensor<4xi64>) {
+  %y = training.relu ins(%i : tensor<4xi64>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// default check_inputs: second input
+// CHECK:      {{^}}input #1 must have f32 elements, got i32{{$}}
+// CHECK:      %y = "training.binary"(%a, %i)
+// CHECK:      | Operation does not verify: input #1 must have f32 elements, got i32{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case16(%a: tensor<4xf32>, %i: tensor<4xi32>) {
+  %y = training.binary ins(%a, %i : tensor<4xf32>, tensor<4xi32>) {kind = "add"} -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// output shape
+// CHECK:      {{^}}output #0 has shape 5 but the inputs give 4{{$}}
+// CHECK:      %y = "training.relu"(%a)
+// CHECK:      | Operation does not verify: output #0 has shape 5 but the inputs give 4{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case17(%a: tensor<4xf32>) {
+  %y = training.relu ins(%a : tensor<4xf32>) -> tensor<5xf32>
+  func.return
+}
+
+// -----
+
+// output shape: a scalar expected
+// CHECK:      {{^}}output #0 has shape 1 but the inputs give scalar{{$}}
+// CHECK:      %loss, %lp = "training.softmax_cross_entropy_loss"(%s, %l)
+// CHECK:      | Operation does not verify: output #0 has shape 1 but the inputs give scalar{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case18(%s: tensor<2x4xf32>, %l: tensor<2xi64>) {
+  %loss, %lp = training.softmax_cross_entropy_loss ins(%s, %l : tensor<2x4xf32>, tensor<2xi64>) -> tensor<1xf32>, tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// output shape: second output, buffer form
+// CHECK:      {{^}}output #1 has shape 2x5 but the inputs give 2x4{{$}}
+// CHECK:      "training.softmax_cross_entropy_loss"(%s, %l, %loss, %lp)
+// CHECK:      | Operation does not verify: output #1 has shape 2x5 but the inputs give 2x4{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case19(%s: memref<2x4xf32, "L2">, %l: memref<2xi64, "L2">, %loss: memref<f32, "L2">, %lp: memref<2x5xf32, "L2">) {
+  training.softmax_cross_entropy_loss ins(%s, %l : memref<2x4xf32, "L2">, memref<2xi64, "L2">) outs(%loss, %lp : memref<f32, "L2">, memref<2x5xf32, "L2">)
+  func.return
+}
+
+// -----
+
+// output shape: reduce_sum without keepdims drops the axis
+// CHECK:      {{^}}output #0 has shape 1x5 but the inputs give 5{{$}}
+// CHECK:      %y = "training.reduce_sum"(%a)
+// CHECK:      | Operation does not verify: output #0 has shape 1x5 but the inputs give 5{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case20(%a: tensor<3x5xf32>) {
+  %y = training.reduce_sum ins(%a : tensor<3x5xf32>) {axes = array<i64: 0>} -> tensor<1x5xf32>
+  func.return
+}
+
+// -----
+
+// output element type
+// CHECK:      {{^}}output #0 must have f32 elements, got f16{{$}}
+// CHECK:      %y = "training.relu"(%a)
+// CHECK:      | Operation does not verify: output #0 must have f32 elements, got f16{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case21(%a: tensor<4xf32>) {
+  %y = training.relu ins(%a : tensor<4xf32>) -> tensor<4xf16>
+  func.return
+}
+
+// -----
+
+// output element type: copy keeps the input's
+// CHECK:      {{^}}output #0 must have i64 elements, got f32{{$}}
+// CHECK:      "training.copy"(%i, %m)
+// CHECK:      | Operation does not verify: output #0 must have i64 elements, got f32{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case22(%i: memref<4xi64, "L2">, %m: memref<4xf32, "L2">) {
+  training.copy ins(%i : memref<4xi64, "L2">) outs(%m : memref<4xf32, "L2">)
+  func.return
+}
+
+// -----
+
+// gemm_shapes: rank of A and B
+// CHECK:      {{^}}operands A and B must be rank 2, got 4 and 2x4{{$}}
+// CHECK:      %y = "training.gemm"(%a, %b)
+// CHECK:      | Operation does not verify: operands A and B must be rank 2, got 4 and 2x4{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case23(%a: tensor<4xf32>, %b: tensor<2x4xf32>) {
+  %y = training.gemm ins(%a, %b : tensor<4xf32>, tensor<2x4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// gemm_shapes: rank, MatMul; a scalar prints as 'scalar'
+// CHECK:      {{^}}operands A and B must be rank 2, got scalar and 2x4{{$}}
+// CHECK:      %y = "training.matmul"(%a, %b)
+// CHECK:      | Operation does not verify: operands A and B must be rank 2, got scalar and 2x4{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case24(%a: tensor<f32>, %b: tensor<2x4xf32>) {
+  %y = training.matmul ins(%a, %b : tensor<f32>, tensor<2x4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// gemm_shapes: inner dimensions
+// CHECK:      {{^}}inner dimensions differ: A gives K=4 (trans_a=0) but B gives K=2 (trans_b=0){{$}}
+// CHECK:      %y = "training.gemm"(%b, %b)
+// CHECK:      | Operation does not verify: inner dimensions differ: A gives K=4 (trans_a=0) but B gives K=2 (trans_b=0){{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case25(%b: tensor<2x4xf32>) {
+  %y = training.gemm ins(%b, %b : tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// gemm_shapes: inner dimensions with both transposes
+// CHECK:      {{^}}inner dimensions differ: A gives K=2 (trans_a=1) but B gives K=4 (trans_b=1){{$}}
+// CHECK:      %y = "training.gemm"(%a, %b)
+// CHECK:      | Operation does not verify: inner dimensions differ: A gives K=2 (trans_a=1) but B gives K=4 (trans_b=1){{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case26(%a: tensor<2x3xf32>, %b: tensor<5x4xf32>) {
+  %y = training.gemm ins(%a, %b : tensor<2x3xf32>, tensor<5x4xf32>) {trans_a, trans_b} -> tensor<3x5xf32>
+  func.return
+}
+
+// -----
+
+// gemm_shapes: inner dimensions, MatMul
+// CHECK:      {{^}}inner dimensions differ: A gives K=4 (trans_a=0) but B gives K=5 (trans_b=0){{$}}
+// CHECK:      "training.matmul"(%a, %b)
+// CHECK:      | Operation does not verify: inner dimensions differ: A gives K=4 (trans_a=0) but B gives K=5 (trans_b=0){{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case27(%a: tensor<3x4xf32>, %b: tensor<5x4xf32>) {
+  training.matmul ins(%a, %b : tensor<3x4xf32>, tensor<5x4xf32>) -> tensor<3x4xf32>
+  func.return
+}
+
+// -----
+
+// Gemm bias: does not broadcast
+// CHECK:      {{^}}bias C of shape 3 does not broadcast to the result 2x2{{$}}
+// CHECK:      %y = "training.gemm"(%b, %b, %c)
+// CHECK:      | Operation does not verify: bias C of shape 3 does not broadcast to the result 2x2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case28(%b: tensor<2x4xf32>, %c: tensor<3xf32>) {
+  %y = training.gemm ins(%b, %b, %c : tensor<2x4xf32>, tensor<2x4xf32>, tensor<3xf32>) {trans_b} -> tensor<2x2xf32>
+  func.return
+}
+
+// -----
+
+// Gemm bias: broadcasts to a larger shape, not to [M, N]
+// CHECK:      {{^}}bias C of shape 3x4 does not broadcast to the result 2x4{{$}}
+// CHECK:      %y = "training.gemm"(%a, %b, %c)
+// CHECK:      | Operation does not verify: bias C of shape 3x4 does not broadcast to the result 2x4{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case29(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<3x4xf32>) {
+  %y = training.gemm ins(%a, %b, %c : tensor<2x3xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// Gemm bias: rank above 2
+// CHECK:      {{^}}bias C of shape 1x2x4 does not broadcast to the result 2x4{{$}}
+// CHECK:      %y = "training.gemm"(%a, %b, %c)
+// CHECK:      | Operation does not verify: bias C of shape 1x2x4 does not broadcast to the result 2x4{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case30(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<1x2x4xf32>) {
+  %y = training.gemm ins(%a, %b, %c : tensor<2x3xf32>, tensor<3x4xf32>, tensor<1x2x4xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// binary kind
+// CHECK:      {{^}}kind must be one of add, sub, mul, div, got 'pow'{{$}}
+// CHECK:      %y = "training.binary"(%a, %a)
+// CHECK:      | Operation does not verify: kind must be one of add, sub, mul, div, got 'pow'{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case31(%a: tensor<4xf32>) {
+  %y = training.binary ins(%a, %a : tensor<4xf32>, tensor<4xf32>) {kind = "pow"} -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// binary broadcasting
+// CHECK:      {{^}}shapes 4 and 3 do not broadcast together{{$}}
+// CHECK:      %y = "training.binary"(%a, %c)
+// CHECK:      | Operation does not verify: shapes 4 and 3 do not broadcast together{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case32(%a: tensor<4xf32>, %c: tensor<3xf32>) {
+  %y = training.binary ins(%a, %c : tensor<4xf32>, tensor<3xf32>) {kind = "add"} -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// relu_grad shapes
+// CHECK:      {{^}}gradient dY (4) and X (3) must have the same shape{{$}}
+// CHECK:      %y = "training.relu_grad"(%a, %c)
+// CHECK:      | Operation does not verify: gradient dY (4) and X (3) must have the same shape{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case33(%a: tensor<4xf32>, %c: tensor<3xf32>) {
+  %y = training.relu_grad ins(%a, %c : tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// _check_sce: reduction
+// CHECK:      {{^}}reduction must be 'mean' or 'sum', got 'none'{{$}}
+// CHECK:      %loss, %lp = "training.softmax_cross_entropy_loss"(%s, %l)
+// CHECK:      | Operation does not verify: reduction must be 'mean' or 'sum', got 'none'{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case34(%s: tensor<2x4xf32>, %l: tensor<2xi64>) {
+  %loss, %lp = training.softmax_cross_entropy_loss ins(%s, %l : tensor<2x4xf32>, tensor<2xi64>) {reduction = "none"} -> tensor<f32>, tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// _check_sce: reduction, gradient
+// CHECK:      {{^}}reduction must be 'mean' or 'sum', got 'max'{{$}}
+// CHECK:      %g = "training.softmax_cross_entropy_loss_grad"(%dy, %s, %l)
+// CHECK:      | Operation does not verify: reduction must be 'mean' or 'sum', got 'max'{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case35(%dy: tensor<f32>, %s: tensor<2x4xf32>, %l: tensor<2xi64>) {
+  %g = training.softmax_cross_entropy_loss_grad ins(%dy, %s, %l : tensor<f32>, tensor<2x4xf32>, tensor<2xi64>) {reduction = "max"} -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// _check_sce: scores rank
+// CHECK:      {{^}}scores must be rank 2 [batch, classes], got 4{{$}}
+// CHECK:      %loss, %lp = "training.softmax_cross_entropy_loss"(%a, %l)
+// CHECK:      | Operation does not verify: scores must be rank 2 [batch, classes], got 4{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case36(%a: tensor<4xf32>, %l: tensor<2xi64>) {
+  %loss, %lp = training.softmax_cross_entropy_loss ins(%a, %l : tensor<4xf32>, tensor<2xi64>) -> tensor<f32>, tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// _check_sce: label elements
+// CHECK:      {{^}}labels must have i64 elements, got f32{{$}}
+// CHECK:      %loss, %lp = "training.softmax_cross_entropy_loss"(%s, %l)
+// CHECK:      | Operation does not verify: labels must have i64 elements, got f32{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case37(%s: tensor<2x4xf32>, %l: tensor<2xf32>) {
+  %loss, %lp = training.softmax_cross_entropy_loss ins(%s, %l : tensor<2x4xf32>, tensor<2xf32>) -> tensor<f32>, tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// _check_sce: label shape
+// CHECK:      {{^}}labels must have shape 2 (one per batch row), got 3{{$}}
+// CHECK:      %loss, %lp = "training.softmax_cross_entropy_loss"(%s, %l)
+// CHECK:      | Operation does not verify: labels must have shape 2 (one per batch row), got 3{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case38(%s: tensor<2x4xf32>, %l: tensor<3xi64>) {
+  %loss, %lp = training.softmax_cross_entropy_loss ins(%s, %l : tensor<2x4xf32>, tensor<3xi64>) -> tensor<f32>, tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// _check_sce: label shape, gradient
+// CHECK:      {{^}}labels must have shape 2 (one per batch row), got 2x1{{$}}
+// CHECK:      %g = "training.softmax_cross_entropy_loss_grad"(%dy, %s, %l)
+// CHECK:      | Operation does not verify: labels must have shape 2 (one per batch row), got 2x1{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case39(%dy: tensor<f32>, %s: tensor<2x4xf32>, %l: tensor<2x1xi64>) {
+  %g = training.softmax_cross_entropy_loss_grad ins(%dy, %s, %l : tensor<f32>, tensor<2x4xf32>, tensor<2x1xi64>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// SoftmaxCrossEntropyLoss.check_inputs: scores f32
+// CHECK:      {{^}}scores must have f32 elements, got i64{{$}}
+// CHECK:      %loss, %lp = "training.softmax_cross_entropy_loss"(%s, %l)
+// CHECK:      | Operation does not verify: scores must have f32 elements, got i64{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case40(%s: tensor<2x4xi64>, %l: tensor<2xi64>) {
+  %loss, %lp = training.softmax_cross_entropy_loss ins(%s, %l : tensor<2x4xi64>, tensor<2xi64>) -> tensor<f32>, tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// SoftmaxCrossEntropyLossGrad.check_inputs: dY f32
+// CHECK:      {{^}}input #0 must have f32 elements, got i64{{$}}
+// CHECK:      %g = "training.softmax_cross_entropy_loss_grad"(%dy, %s, %l)
+// CHECK:      | Operation does not verify: input #0 must have f32 elements, got i64{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case41(%dy: tensor<i64>, %s: tensor<2x4xf32>, %l: tensor<2xi64>) {
+  %g = training.softmax_cross_entropy_loss_grad ins(%dy, %s, %l : tensor<i64>, tensor<2x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// SoftmaxCrossEntropyLossGrad.check_inputs: log-probabilities f32
+// CHECK:      {{^}}input #1 must have f32 elements, got i64{{$}}
+// CHECK:      %g = "training.softmax_cross_entropy_loss_grad"(%dy, %s, %l)
+// CHECK:      | Operation does not verify: input #1 must have f32 elements, got i64{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case42(%dy: tensor<f32>, %s: tensor<2x4xi64>, %l: tensor<2xi64>) {
+  %g = training.softmax_cross_entropy_loss_grad ins(%dy, %s, %l : tensor<f32>, tensor<2x4xi64>, tensor<2xi64>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// SoftmaxCrossEntropyLossGrad: dY a scalar
+// CHECK:      {{^}}upstream gradient dY must be a scalar (the loss is reduced), got 4{{$}}
+// CHECK:      %g = "training.softmax_cross_entropy_loss_grad"(%dy, %s, %l)
+// CHECK:      | Operation does not verify: upstream gradient dY must be a scalar (the loss is reduced), got 4{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case43(%dy: tensor<4xf32>, %s: tensor<2x4xf32>, %l: tensor<2xi64>) {
+  %g = training.softmax_cross_entropy_loss_grad ins(%dy, %s, %l : tensor<4xf32>, tensor<2x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// reduce_sum: empty axes
+// CHECK:      {{^}}axes must not be empty{{$}}
+// CHECK:      %y = "training.reduce_sum"(%a)
+// CHECK:      | Operation does not verify: axes must not be empty{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case44(%a: tensor<2x4xf32>) {
+  %y = training.reduce_sum ins(%a : tensor<2x4xf32>) {axes = array<i64>} -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// reduce_sum: axis out of range
+// CHECK:      {{^}}axes [2] must be sorted, distinct and in [0, 2) for an input of rank 2{{$}}
+// CHECK:      %y = "training.reduce_sum"(%a)
+// CHECK:      | Operation does not verify: axes [2] must be sorted, distinct and in [0, 2) for an input of rank 2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case45(%a: tensor<2x4xf32>) {
+  %y = training.reduce_sum ins(%a : tensor<2x4xf32>) {axes = array<i64: 2>} -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// reduce_sum: negative axis
+// CHECK:      {{^}}axes [-1] must be sorted, distinct and in [0, 2) for an input of rank 2{{$}}
+// CHECK:      %y = "training.reduce_sum"(%a)
+// CHECK:      | Operation does not verify: axes [-1] must be sorted, distinct and in [0, 2) for an input of rank 2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case46(%a: tensor<2x4xf32>) {
+  %y = training.reduce_sum ins(%a : tensor<2x4xf32>) {axes = array<i64: -1>} -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// reduce_sum: unsorted axes
+// CHECK:      {{^}}axes [2, 0] must be sorted, distinct and in [0, 3) for an input of rank 3{{$}}
+// CHECK:      %y = "training.reduce_sum"(%a)
+// CHECK:      | Operation does not verify: axes [2, 0] must be sorted, distinct and in [0, 3) for an input of rank 3{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case47(%a: tensor<2x3x4xf32>) {
+  %y = training.reduce_sum ins(%a : tensor<2x3x4xf32>) {axes = array<i64: 2, 0>} -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+// reduce_sum: repeated axes
+// CHECK:      {{^}}axes [1, 1] must be sorted, distinct and in [0, 3) for an input of rank 3{{$}}
+// CHECK:      %y = "training.reduce_sum"(%a)
+// CHECK:      | Operation does not verify: axes [1, 1] must be sorted, distinct and in [0, 3) for an input of rank 3{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case48(%a: tensor<2x3x4xf32>) {
+  %y = training.reduce_sum ins(%a : tensor<2x3x4xf32>) {axes = array<i64: 1, 1>} -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// accumulate: buffer and gradient elements
+// CHECK:      {{^}}buffer and gradient must have f32 elements{{$}}
+// CHECK:      %y = "training.accumulate"(%i, %i, %r)
+// CHECK:      | Operation does not verify: buffer and gradient must have f32 elements{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case49(%i: tensor<4xi64>, %r: tensor<1xi1>) {
+  %y = training.accumulate ins(%i, %i, %r : tensor<4xi64>, tensor<4xi64>, tensor<1xi1>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// accumulate: reset flag element type
+// CHECK:      {{^}}reset flag must be a tensor<1xi1>, got tensor<4xf32>{{$}}
+// CHECK:      %y = "training.accumulate"(%a, %a, %a)
+// CHECK:      | Operation does not verify: reset flag must be a tensor<1xi1>, got tensor<4xf32>{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case50(%a: tensor<4xf32>) {
+  %y = training.accumulate ins(%a, %a, %a : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// accumulate: reset flag shape
+// CHECK:      {{^}}reset flag must be a tensor<1xi1>, got memref<2xi1, "L2">{{$}}
+// CHECK:      "training.accumulate"(%a, %a, %r, %a)
+// CHECK:      | Operation does not verify: reset flag must be a tensor<1xi1>, got memref<2xi1, "L2">{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case51(%a: memref<4xf32, "L2">, %r: memref<2xi1, "L2">) {
+  training.accumulate ins(%a, %a, %r : memref<4xf32, "L2">, memref<4xf32, "L2">, memref<2xi1, "L2">) outs(%a : memref<4xf32, "L2">)
+  func.return
+}
+
+// -----
+
+// accumulate: shapes
+// CHECK:      {{^}}buffer (4) and gradient (3) must have the same shape{{$}}
+// CHECK:      %y = "training.accumulate"(%a, %c, %r)
+// CHECK:      | Operation does not verify: buffer (4) and gradient (3) must have the same shape{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case52(%a: tensor<4xf32>, %c: tensor<3xf32>, %r: tensor<1xi1>) {
+  %y = training.accumulate ins(%a, %c, %r : tensor<4xf32>, tensor<3xf32>, tensor<1xi1>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// sgd: shapes
+// CHECK:      {{^}}weight (4) and gradient (3) must have the same shape{{$}}
+// CHECK:      %y = "training.sgd"(%a, %c, %lr)
+// CHECK:      | Operation does not verify: weight (4) and gradient (3) must have the same shape{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case53(%a: tensor<4xf32>, %c: tensor<3xf32>, %lr: tensor<f32>) {
+  %y = training.sgd ins(%a, %c, %lr : tensor<4xf32>, tensor<3xf32>, tensor<f32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// sgd: learning rate
+// CHECK:      {{^}}learning rate must have one element, got 4{{$}}
+// CHECK:      %y = "training.sgd"(%a, %a, %a)
+// CHECK:      | Operation does not verify: learning rate must have one element, got 4{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case54(%a: tensor<4xf32>) {
+  %y = training.sgd ins(%a, %a, %a : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// constant: value and result types
+// CHECK:      {{^}}value type tensor<2xf32> differs from result type tensor<3xf32>{{$}}
+// CHECK:      %k = "training.constant"()
+// CHECK:      | Operation does not verify: value type tensor<2xf32> differs from result type tensor<3xf32>{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case55() {
+  %k = training.constant {value = dense<1.0> : tensor<2xf32>} : tensor<3xf32>
+  func.return
+}
+
+// -----
+
+// constant: element types differ
+// CHECK:      {{^}}value type tensor<2xi64> differs from result type tensor<2xi32>{{$}}
+// CHECK:      %k = "training.constant"()
+// CHECK:      | Operation does not verify: value type tensor<2xi64> differs from result type tensor<2xi32>{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case56() {
+  %k = training.constant {value = dense<1> : tensor<2xi64>} : tensor<2xi32>
+  func.return
+}
+
+// -----
+
+// arena_view: unknown memory level
+// CHECK:      {{^}}memory space must be one of L1, L2, L3, got "L4"{{$}}
+// CHECK:      %v = "training.arena_view"()
+// CHECK:      | Operation does not verify: memory space must be one of L1, L2, L3, got "L4"{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case57() {
+  %v = training.arena_view at 0 : memref<4xf32, "L4">
+  func.return
+}
+
+// -----
+
+// arena_view: no memory space
+// CHECK:      {{^}}memory space must be one of L1, L2, L3, got none{{$}}
+// CHECK:      %v = "training.arena_view"()
+// CHECK:      | Operation does not verify: memory space must be one of L1, L2, L3, got none{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case58() {
+  %v = training.arena_view at 0 : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// arena_view: a memory space that is no string
+// CHECK:      {{^}}memory space must be one of L1, L2, L3, got 2 : i64{{$}}
+// CHECK:      %v = "training.arena_view"()
+// CHECK:      | Operation does not verify: memory space must be one of L1, L2, L3, got 2 : i64{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case59() {
+  %v = training.arena_view at 16 : memref<4xf32, 2 : i64>
+  func.return
+}
+
+// -----
+
+// arena_view: negative offset
+// CHECK:      {{^}}offset must be non-negative, got -8{{$}}
+// CHECK:      %v = "training.arena_view"()
+// CHECK:      | Operation does not verify: offset must be non-negative, got -8{{$}}
+func.func @case60() {
+  %v = training.arena_view at -8 : memref<4xf32, "L2">
+  func.return
+}

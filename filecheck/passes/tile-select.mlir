@@ -1,0 +1,31 @@
+// RUN: deeploy-opt %s -p "tile-select{l1=1024}" | filecheck %s --check-prefix=SMALL
+// RUN: deeploy-opt %s -p "tile-select{l1=4096}" | filecheck %s --check-prefix=LARGE
+// RUN: deeploy-opt %s -p "tile-select{l1=4096 solver=untiled}" | filecheck %s --check-prefix=UNTILED
+
+// Gemm M=6, N=12, K=16 (trans_b), f32; K is a reduction dim and stays whole.
+// Footprint of tiles (tm, tn): 4 * (16 tm + 16 tn + tm tn) bytes.
+// Cycles (setup 100, 8 B/cycle): ceil(6/tm) ceil(12/tn) tiles, each moving
+// A in (100 + 8 tm), B in (100 + 8 tn) and Y out (100 + tm tn / 2).
+// l1 = 1024 (16 tm + 16 tn + tm tn <= 256), candidates tm in {1,2,3,6},
+// tn in {1,2,3,4,6,12}; the feasible best ones by hand:
+//   (6, 6): 2 tiles x 414 =  828   <- chosen
+//   (6, 4): 3 tiles x 392 = 1176;  (2, 12): 3 x 424 = 1272;  (3, 6): 4 x 381 = 1524
+// SMALL: tiling.tiled tiles [6, 6, 16] {
+// SMALL-NEXT: training.gemm
+// l1 = 4096: everything fits in one tile (1440 bytes), 1 x 480 cycles.
+// LARGE: tiling.tiled tiles [6, 12, 16] {
+// UNTILED: tiling.tiled tiles [6, 12, 16] {
+// The elementwise op after it: 72 floats in place; one tile when it fits.
+// SMALL: tiling.tiled tiles [6, 12] {
+// SMALL-NEXT: training.relu
+
+func.func @f(%x: memref<6x16xf32, "L2">, %w: memref<12x16xf32, "L2">, %y: memref<6x12xf32, "L2">) {
+  training.gemm ins(%x, %w : memref<6x16xf32, "L2">, memref<12x16xf32, "L2">) outs(%y : memref<6x12xf32, "L2">) {trans_b}
+  training.relu ins(%y : memref<6x12xf32, "L2">) outs(%y : memref<6x12xf32, "L2">)
+  func.return
+}
+
+// An L2 budget the planned L2 arena exceeds is refused: x, w and y live
+// throughout, 4 * (96 + 192 + 72) = 1440 bytes.
+// RUN: not deeploy-opt %s -p "arena-plan{level=L2},tile-select{l1=4096 l2=100}" 2>&1 | filecheck %s --check-prefix=L2
+// L2: tile-select: the tensors need 1440 bytes of L2 but the L2 budget is 100 bytes

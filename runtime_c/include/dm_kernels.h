@@ -1,0 +1,15 @@
+/* deeploy-mlir fp32 training kernels: every family's header (see dm_common.h
+ * for the conventions all kernels follow). */
+#ifndef DM_KERNELS_H
+#define DM_KERNELS_H
+
+#include "dm_common.h"
+#include "dm_copy.h"
+#include "dm_dma.h"
+#include "dm_elementwise.h"
+#include "dm_gemm.h"
+#include "dm_loss.h"
+#include "dm_optimizer.h"
+#include "dm_reduce.h"
+
+#endif

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The Debian packages that build the emitted C for RV32IMF and run it under
+# QEMU (the RV32/QEMU tests need them): a RISC-V gcc, picolibc, qemu-system.
+set -euo pipefail
+pkgs="gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc"
+if dpkg -s $pkgs >/dev/null 2>&1; then
+    exit 0
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+$sudo apt-get update -qq
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $pkgs >/dev/null

@@ -1,0 +1,832 @@
+"""The corpus of bad inputs: each case writes its files into a folder and names
+the command line and the exact one-line error it must give.
+
+`{d}` in an argument or a message stands for the case's folder. The test
+(tests/test_bad_inputs.py) runs every case through the real CLI and checks:
+exit code 2, exactly that line on stderr, no traceback, no output directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+Writer = Callable[[Path], None]
+
+
+@dataclass
+class Case:
+    name: str
+    argv: list[str]
+    error: str
+    write: Writer = field(default=lambda d: None)
+
+
+CASES: list[Case] = []
+
+
+def case(name: str, argv: list[str], error: str, write: Writer | None = None) -> None:
+    CASES.append(Case(name, argv, error, write or (lambda d: None)))
+
+
+# --------------------------------------------------------------------------
+# builders
+
+
+def vi(name: str, shape, dtype=TensorProto.FLOAT) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def model(nodes, inputs, outputs, inits=(), opset: int = 17, ms: bool = True) -> onnx.ModelProto:
+    ops = [helper.make_opsetid("", opset)]
+    if ms:
+        ops.append(helper.make_opsetid("com.microsoft", 1))
+    m = helper.make_model(
+        helper.make_graph(nodes, "g", inputs, outputs, list(inits)), opset_imports=ops
+    )
+    m.ir_version = 9
+    return m
+
+
+def save(m: onnx.ModelProto, name: str = "m.onnx") -> Writer:
+    return lambda d: onnx.save(m, d / name)
+
+
+def raw(content: bytes, name: str = "m.onnx") -> Writer:
+    return lambda d: (d / name).write_bytes(content)
+
+
+def init(name: str, arr) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.asarray(arr), name)
+
+
+def mlp(batch: int = 3, fin: int = 4, classes: int = 5) -> onnx.ModelProto:
+    """A valid Deeploy-style training graph (the base of the data cases)."""
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((classes, fin)).astype(np.float32)
+    b = np.zeros(classes, np.float32)
+    nodes = [
+        helper.make_node("Gemm", ["x", "w", "b"], ["logits"], transB=1),
+        helper.make_node("SoftmaxCrossEntropyLoss", ["logits", "labels"], ["log_prob"]),
+        helper.make_node(
+            "SoftmaxCrossEntropyLossGrad", ["log_prob", "labels"], ["dl"], domain="com.microsoft"
+        ),
+        helper.make_node("Gemm", ["dl", "x"], ["dw"], transA=1),
+        helper.make_node("ReduceSum", ["dl", "axes"], ["db"], keepdims=0),
+        helper.make_node("SGD", ["w", "dw"], ["w_updated"], lr=0.1),
+        helper.make_node("SGD", ["b", "db"], ["b_updated"], lr=0.1),
+    ]
+    return model(
+        nodes,
+        [vi("x", [batch, fin]), vi("labels", [batch], TensorProto.INT64)],
+        [vi("w_updated", [classes, fin]), vi("b_updated", [classes])],
+        [init("w", w), init("b", b), init("axes", np.array([0], np.int64))],
+    )
+
+
+def with_data(arrays: dict[str, np.ndarray], m: onnx.ModelProto | None = None) -> Writer:
+    def w(d: Path) -> None:
+        onnx.save(m or mlp(), d / "m.onnx")
+        np.savez(d / "data.npz", **arrays)
+
+    return w
+
+
+def unary(op: str, domain: str = "", **attrs) -> onnx.ModelProto:
+    return model(
+        [helper.make_node(op, ["x"], ["y"], domain=domain, name=f"{op.lower()}0", **attrs)],
+        [vi("x", [2, 3])],
+        [vi("y", [2, 3])],
+    )
+
+
+LOWER = ["lower", "{d}/m.onnx", "-o", "{d}/out"]
+M = "{d}/m.onnx"
+
+# --------------------------------------------------------------------------
+# files that are not ONNX models
+
+case(
+    "missing_file",
+    ["lower", "{d}/none.onnx", "-o", "{d}/out"],
+    "{d}/none.onnx: no such file or directory",
+)
+case(
+    "missing_dir_artifacts",
+    ["lower", "{d}", "-o", "{d}/out"],
+    "{d}: artifact directory without training_model.onnx",
+)
+for i, content in enumerate(
+    [
+        b"",
+        b"hello",
+        b"\x00" * 64,
+        b"\xff\xfe\xfd",
+        b"PK\x03\x04zip",
+        b"\x08\x07",
+        b'{"json": true}',
+        b"\n\n\n",
+        b"\x12\x05hello",
+        b"ONNX" * 100,
+    ]
+):
+    err = (
+        "{d}/m.onnx: not an ONNX model (empty graph)"
+        if content in (b"", b"\x08\x07", b"\x12\x05hello")
+        else "{d}/m.onnx: not an ONNX model (DecodeError)"
+    )
+    case(f"not_onnx_{i}", LOWER, err, raw(content))
+case(
+    "truncated_model",
+    LOWER,
+    "{d}/m.onnx: not an ONNX model (DecodeError)",
+    lambda d: (d / "m.onnx").write_bytes(mlp().SerializeToString()[:-7]),
+)
+case(
+    "checkpoint_not_a_checkpoint",
+    ["lower", "{d}", "-o", "{d}/out"],
+    "{d}/checkpoint: not an onnxruntime-training checkpoint (RuntimeError)",
+    lambda d: (save(mlp(), "training_model.onnx")(d), (d / "checkpoint").write_bytes(b"xx")),
+)
+
+# --------------------------------------------------------------------------
+# opsets and types
+
+for v in (7, 9, 10, 22, 30):
+    case(
+        f"opset_{v}",
+        LOWER,
+        f"{{d}}/m.onnx: opset {v} is not supported (opsets 11 to 21)",
+        save(
+            model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2])], [vi("y", [2])], opset=v)
+        ),
+    )
+for tname, t in (
+    ("DOUBLE", TensorProto.DOUBLE),
+    ("FLOAT16", TensorProto.FLOAT16),
+    ("INT32", TensorProto.INT32),
+    ("UINT8", TensorProto.UINT8),
+    ("STRING", TensorProto.STRING),
+):
+    case(
+        f"input_type_{tname.lower()}",
+        LOWER,
+        f"{{d}}/m.onnx: graph input 'x' has element type {tname}; supported: float, int64, bool",
+        save(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2], t)], [vi("y", [2], t)])),
+    )
+
+# --------------------------------------------------------------------------
+# dynamic, zero-sized and huge shapes
+
+for i, shape in enumerate([["batch", 4], [3, "n"], ["b", "c"], [None, 4], [2, None, 3]]):
+    sym = next(s for s in shape if not isinstance(s, int))
+    case(
+        f"dynamic_dim_{i}",
+        LOWER,
+        f"{{d}}/m.onnx: graph input 'x' has a dynamic dimension '{sym or '?'}': "
+        "only static shapes compile",
+        save(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", shape)], [vi("y", shape)])),
+    )
+for i, shape in enumerate([[0, 4], [3, 0], [0]]):
+    case(
+        f"zero_dim_{i}",
+        LOWER,
+        "{d}/m.onnx: graph input 'x' has a dimension of size 0",
+        save(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", shape)], [vi("y", shape)])),
+    )
+for i, shape in enumerate([[70000, 70000], [1 << 30, 4], [2, 1 << 31]]):
+    n = int(np.prod(shape, dtype=object)) * 4
+    case(
+        f"huge_input_{i}",
+        LOWER,
+        f"{{d}}/m.onnx: graph input 'x' needs {n} bytes: more than the 4 GiB a 32-bit "
+        "target addresses",
+        save(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", shape)], [vi("y", shape)])),
+    )
+case(
+    "huge_intermediate",
+    LOWER,
+    "node 'g0' (Gemm): a result of shape [65536, 65536] is larger than the 4 GiB a 32-bit "
+    "target addresses",
+    save(
+        model(
+            [helper.make_node("Gemm", ["a", "b"], ["y"], name="g0")],
+            [vi("a", [65536, 1]), vi("b", [1, 65536])],
+            [vi("y", [65536, 65536])],
+        )
+    ),
+)
+
+# --------------------------------------------------------------------------
+# inconsistent shapes
+
+
+def two(op: str, sa, sb, domain: str = "", name: str = "n0", **attrs) -> Writer:
+    return save(
+        model(
+            [helper.make_node(op, ["a", "b"], ["y"], name=name, domain=domain, **attrs)],
+            [vi("a", sa), vi("b", sb)],
+            [vi("y", [1])],
+        )
+    )
+
+
+case(
+    "gemm_inner",
+    LOWER,
+    "node 'n0' (Gemm): inner dimensions differ: A gives K=3 (trans_a=0) "
+    "but B gives K=4 (trans_b=0)",
+    two("Gemm", [2, 3], [4, 5]),
+)
+case(
+    "gemm_inner_transposed",
+    LOWER,
+    "node 'n0' (Gemm): inner dimensions differ: A gives K=2 "
+    "(trans_a=1) but B gives K=5 (trans_b=1)",
+    two("Gemm", [2, 3], [4, 5], transA=1, transB=1),
+)
+case(
+    "gemm_rank",
+    LOWER,
+    "node 'n0' (Gemm): operands A and B must be rank 2, got 2x3x4 and 4x5",
+    two("Gemm", [2, 3, 4], [4, 5]),
+)
+case(
+    "gemm_bias",
+    LOWER,
+    "node 'n0' (Gemm): bias C of shape 7 does not broadcast to the result 2x5",
+    save(
+        model(
+            [helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="n0")],
+            [vi("a", [2, 3]), vi("b", [3, 5]), vi("c", [7])],
+            [vi("y", [2, 5])],
+        )
+    ),
+)
+case(
+    "matmul_inner",
+    LOWER,
+    "node 'n0' (MatMul): inner dimensions differ: A gives K=3 "
+    "(trans_a=0) but B gives K=2 (trans_b=0)",
+    two("MatMul", [2, 3], [2, 3]),
+)
+case(
+    "matmul_rank3",
+    LOWER,
+    "node 'n0' (MatMul): only rank-2 MatMul is supported, got ranks [3, 2]",
+    two("MatMul", [2, 2, 3], [3, 2]),
+)
+for op in ("Add", "Sub", "Mul", "Div"):
+    case(
+        f"{op.lower()}_broadcast",
+        LOWER,
+        f"node 'n0' ({op}): shapes 3x4 and 5 do not broadcast together",
+        two(op, [3, 4], [5]),
+    )
+case(
+    "relu_grad_shapes",
+    LOWER,
+    "node 'n0' (ReluGrad): gradient dY (3) and X (4) must have the same shape",
+    two("ReluGrad", [3], [4], domain="com.microsoft"),
+)
+case(
+    "sce_labels_shape",
+    LOWER,
+    "node 'n0' (SoftmaxCrossEntropyLoss): labels must have shape 2 (one per batch row), got 3",
+    save(
+        model(
+            [helper.make_node("SoftmaxCrossEntropyLoss", ["a", "l"], ["y", "p"], name="n0")],
+            [vi("a", [2, 5]), vi("l", [3], TensorProto.INT64)],
+            [vi("y", [])],
+        )
+    ),
+)
+case(
+    "sce_labels_float",
+    LOWER,
+    "node 'n0' (SoftmaxCrossEntropyLoss): labels must have i64 elements, got f32",
+    save(
+        model(
+            [helper.make_node("SoftmaxCrossEntropyLoss", ["a", "l"], ["y", "p"], name="n0")],
+            [vi("a", [2, 5]), vi("l", [2])],
+            [vi("y", [])],
+        )
+    ),
+)
+case(
+    "sce_rank3",
+    LOWER,
+    "node 'n0' (SoftmaxCrossEntropyLoss): scores must be rank 2 [batch, classes], got 2x5x3",
+    save(
+        model(
+            [helper.make_node("SoftmaxCrossEntropyLoss", ["a", "l"], ["y", "p"], name="n0")],
+            [vi("a", [2, 5, 3]), vi("l", [2], TensorProto.INT64)],
+            [vi("y", [])],
+        )
+    ),
+)
+case(
+    "sce_reduction_none",
+    LOWER,
+    "node 'n0' (SoftmaxCrossEntropyLoss): reduction 'none' is not supported (mean, sum)",
+    save(
+        model(
+            [
+                helper.make_node(
+                    "SoftmaxCrossEntropyLoss", ["a", "l"], ["y", "p"], name="n0", reduction="none"
+                )
+            ],
+            [vi("a", [2, 5]), vi("l", [2], TensorProto.INT64)],
+            [vi("y", [2])],
+        )
+    ),
+)
+case(
+    "sce_ignore_index",
+    LOWER,
+    "node 'n0' (SoftmaxCrossEntropyLoss): ignore_index is not supported",
+    save(
+        model(
+            [
+                helper.make_node(
+                    "SoftmaxCrossEntropyLoss", ["a", "l"], ["y", "p"], name="n0", ignore_index=0
+                )
+            ],
+            [vi("a", [2, 5]), vi("l", [2], TensorProto.INT64)],
+            [vi("y", [])],
+        )
+    ),
+)
+case(
+    "sce_weights",
+    LOWER,
+    "node 'n0' (SoftmaxCrossEntropyLoss): class weights are not supported",
+    save(
+        model(
+            [helper.make_node("SoftmaxCrossEntropyLoss", ["a", "l", "w"], ["y", "p"], name="n0")],
+            [vi("a", [2, 5]), vi("l", [2], TensorProto.INT64), vi("w", [5])],
+            [vi("y", [])],
+        )
+    ),
+)
+case(
+    "sce_grad_dy_vector",
+    LOWER,
+    "node 'n0' (SoftmaxCrossEntropyLossGrad): upstream gradient "
+    "dY must be a scalar (the loss is reduced), got 2",
+    save(
+        model(
+            [
+                helper.make_node(
+                    "SoftmaxCrossEntropyLossGrad",
+                    ["dy", "a", "l"],
+                    ["y"],
+                    name="n0",
+                    domain="com.microsoft",
+                )
+            ],
+            [vi("dy", [2]), vi("a", [2, 5]), vi("l", [2], TensorProto.INT64)],
+            [vi("y", [2, 5])],
+        )
+    ),
+)
+case(
+    "reduce_axes_range",
+    LOWER,
+    "node 'n0' (ReduceSum): axes [2] out of range for rank 2",
+    save(
+        model(
+            [helper.make_node("ReduceSum", ["a", "ax"], ["y"], name="n0")],
+            [vi("a", [2, 3])],
+            [vi("y", [2])],
+            [init("ax", np.array([2], np.int64))],
+        )
+    ),
+)
+case(
+    "reduce_axes_not_constant",
+    LOWER,
+    "node 'n0' (ReduceSum): input 'ax' must be a constant (an initializer)",
+    save(
+        model(
+            [helper.make_node("ReduceSum", ["a", "ax"], ["y"], name="n0")],
+            [vi("a", [2, 3]), vi("ax", [1], TensorProto.INT64)],
+            [vi("y", [2])],
+        )
+    ),
+)
+case(
+    "accumulate_not_input",
+    LOWER,
+    "node 'n0' (InPlaceAccumulatorV2): the accumulation buffer 't' must be a graph input",
+    save(
+        model(
+            [
+                helper.make_node("Relu", ["a"], ["t"]),
+                helper.make_node(
+                    "InPlaceAccumulatorV2",
+                    ["t", "a", "r"],
+                    ["f"],
+                    name="n0",
+                    domain="com.microsoft",
+                ),
+            ],
+            [vi("a", [3]), vi("r", [1], TensorProto.BOOL)],
+            [vi("f", [1], TensorProto.BOOL)],
+        )
+    ),
+)
+case(
+    "accumulate_no_reset",
+    LOWER,
+    "node 'n0' (InPlaceAccumulatorV2): the lazy_reset_grad input is required",
+    save(
+        model(
+            [
+                helper.make_node(
+                    "InPlaceAccumulatorV2", ["buf", "a"], ["f"], name="n0", domain="com.microsoft"
+                )
+            ],
+            [vi("buf", [3]), vi("a", [3])],
+            [vi("f", [1], TensorProto.BOOL)],
+        )
+    ),
+)
+case(
+    "accumulate_shapes",
+    LOWER,
+    "node 'n0' (InPlaceAccumulatorV2): buffer (3) and gradient (4) must have the same shape",
+    save(
+        model(
+            [
+                helper.make_node(
+                    "InPlaceAccumulatorV2",
+                    ["buf", "a", "r"],
+                    ["f"],
+                    name="n0",
+                    domain="com.microsoft",
+                )
+            ],
+            [vi("buf", [3]), vi("a", [4]), vi("r", [1], TensorProto.BOOL)],
+            [vi("f", [1], TensorProto.BOOL)],
+        )
+    ),
+)
+case(
+    "sgd_no_lr",
+    LOWER,
+    "node 'n0' (SGD): SGD needs an 'lr' attribute",
+    save(
+        model(
+            [helper.make_node("SGD", ["w", "g"], ["w2"], name="n0")],
+            [vi("g", [3])],
+            [vi("w2", [3])],
+            [init("w", np.zeros(3, np.float32))],
+        )
+    ),
+)
+case(
+    "sgd_not_parameter",
+    LOWER,
+    "node 'n0' (SGD): the updated weight 't' must be a parameter",
+    save(
+        model(
+            [
+                helper.make_node("Relu", ["g"], ["t"]),
+                helper.make_node("SGD", ["t", "g"], ["w2"], name="n0", lr=0.1),
+            ],
+            [vi("g", [3])],
+            [vi("w2", [3])],
+        )
+    ),
+)
+case(
+    "sgd_shapes",
+    LOWER,
+    "node 'n0' (SGD): weight (3) and gradient (4) must have the same shape",
+    save(
+        model(
+            [helper.make_node("SGD", ["w", "g"], ["w2"], name="n0", lr=0.1)],
+            [vi("g", [4])],
+            [vi("w2", [3])],
+            [init("w", np.zeros(3, np.float32))],
+        )
+    ),
+)
+case(
+    "undefined_input",
+    LOWER,
+    "node 'n0' (Relu): input 'ghost' is not defined before use",
+    save(
+        model(
+            [helper.make_node("Relu", ["ghost"], ["y"], name="n0")], [vi("x", [2])], [vi("y", [2])]
+        )
+    ),
+)
+case(
+    "output_never_computed",
+    LOWER,
+    "{d}/m.onnx: graph output 'z' is never computed",
+    save(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2])], [vi("z", [2])])),
+)
+
+# --------------------------------------------------------------------------
+# unsupported ops (all listed at once, with their node names)
+
+for op, dom in [
+    ("Conv", ""),
+    ("MaxPool", ""),
+    ("Softmax", ""),
+    ("Gelu", ""),
+    ("Tanh", ""),
+    ("LayerNormalization", ""),
+    ("Transpose", ""),
+    ("Reshape", ""),
+    ("AdamWOptimizer", "com.microsoft"),
+    ("ConvGrad", "com.microsoft"),
+    ("Foo", "my.domain"),
+    ("Sigmoid", ""),
+]:
+    key = f"{dom}:{op}" if dom else op
+    case(
+        f"unsupported_{op.lower()}",
+        LOWER,
+        f"{{d}}/m.onnx: unsupported ONNX ops: {key} (nodes: {op.lower()}0)",
+        save(unary(op, dom)),
+    )
+case(
+    "unsupported_several",
+    LOWER,
+    "{d}/m.onnx: unsupported ONNX ops: Bar (nodes: b1); Foo (nodes: f1, f2)",
+    save(
+        model(
+            [
+                helper.make_node("Foo", ["x"], ["a"], name="f1"),
+                helper.make_node("Bar", ["a"], ["b"], name="b1"),
+                helper.make_node("Foo", ["b"], ["y"], name="f2"),
+            ],
+            [vi("x", [2])],
+            [vi("y", [2])],
+        )
+    ),
+)
+
+# --------------------------------------------------------------------------
+# parameters
+
+case(
+    "nan_initializer",
+    LOWER,
+    "parameter 'w': initial value holds NaN or Inf",
+    save(
+        model(
+            [helper.make_node("SGD", ["w", "g"], ["w2"], lr=0.1)],
+            [vi("g", [3])],
+            [vi("w2", [3])],
+            [init("w", np.array([1, np.nan, 0], np.float32))],
+        )
+    ),
+)
+case(
+    "inf_initializer",
+    LOWER,
+    "parameter 'w': initial value holds NaN or Inf",
+    save(
+        model(
+            [helper.make_node("SGD", ["w", "g"], ["w2"], lr=0.1)],
+            [vi("g", [3])],
+            [vi("w2", [3])],
+            [init("w", np.array([np.inf, 0, 0], np.float32))],
+        )
+    ),
+)
+case(
+    "nan_constant",
+    LOWER,
+    "a constant (initializer) holds NaN or Inf",
+    save(
+        model(
+            [helper.make_node("Add", ["x", "k"], ["y"])],
+            [vi("x", [2])],
+            [vi("y", [2])],
+            [init("k", np.array([np.nan, 1], np.float32))],
+        )
+    ),
+)
+case(
+    "params_wrong_shape",
+    [*LOWER, "--params", "{d}/p.npz"],
+    "parameter 'w': initial value has shape [2] but the graph expects [5, 4]",
+    lambda d: (
+        save(mlp())(d),
+        np.savez(d / "p.npz", w=np.zeros(2, np.float32), b=np.zeros(5, np.float32)),
+    ),
+)
+case(
+    "params_nan",
+    [*LOWER, "--params", "{d}/p.npz"],
+    "parameter 'b': initial value holds NaN or Inf",
+    lambda d: (
+        save(mlp())(d),
+        np.savez(d / "p.npz", w=np.zeros((5, 4), np.float32), b=np.full(5, np.nan, np.float32)),
+    ),
+)
+case(
+    "params_missing_file",
+    [*LOWER, "--params", "{d}/none.npz"],
+    "{d}/none.npz: no such file",
+    save(mlp()),
+)
+case(
+    "params_not_npz",
+    [*LOWER, "--params", "{d}/p.npz"],
+    "{d}/p.npz: not a .npz file (ValueError)",
+    lambda d: (save(mlp())(d), (d / "p.npz").write_text("nope")),
+)
+case(
+    "param_without_value",
+    ["lower", "{d}", "-o", "{d}/out"],
+    "{d}/training_model.onnx: no initial value for parameter 'w' (give a checkpoint or "
+    "--params PARAMS.npz)",
+    save(
+        model(
+            [
+                helper.make_node(
+                    "InPlaceAccumulatorV2",
+                    ["w_grad.accumulation.buffer", "w", "r"],
+                    ["f"],
+                    domain="com.microsoft",
+                )
+            ],
+            [vi("w", [3]), vi("w_grad.accumulation.buffer", [3]), vi("r", [1], TensorProto.BOOL)],
+            [vi("f", [1], TensorProto.BOOL)],
+        ),
+        "training_model.onnx",
+    ),
+)
+
+# --------------------------------------------------------------------------
+# data that does not match the graph
+
+GOOD_X = np.zeros((2, 3, 4), np.float32)
+GOOD_L = np.zeros((2, 3), np.int64)
+RUN = ["run", M, "--data", "{d}/data.npz", "--steps", "2"]
+for i, (arrays, err) in enumerate(
+    [
+        ({"x": GOOD_X}, "no array for graph input 'labels'"),
+        ({"labels": GOOD_L}, "no array for graph input 'x'"),
+        (
+            {"x": GOOD_X, "labels": GOOD_L, "z": GOOD_L},
+            "array 'z' matches no graph input (inputs: x, labels)",
+        ),
+        (
+            {"x": np.zeros((2, 3, 5), np.float32), "labels": GOOD_L},
+            "array 'x' has shape [2, 3, 5]; expected [2, 3, 4] (2 mini-batches of the graph "
+            "input's "
+            "shape [3, 4])",
+        ),
+        (
+            {"x": np.zeros((1, 3, 4), np.float32), "labels": np.zeros((1, 3), np.int64)},
+            "array 'x' has shape [1, 3, 4]; expected [2, 3, 4] (2 mini-batches of the graph "
+            "input's "
+            "shape [3, 4])",
+        ),
+        (
+            {"x": np.zeros((3, 4), np.float32), "labels": GOOD_L},
+            "array 'x' has shape [3, 4]; expected [2, 3, 4] (2 mini-batches of the graph input's "
+            "shape [3, 4])",
+        ),
+        (
+            {"x": GOOD_X, "labels": np.zeros((2, 4), np.int64)},
+            "array 'labels' has shape [2, 4]; expected [2, 3] (2 mini-batches of the graph input's "
+            "shape [3])",
+        ),
+        (
+            {"x": GOOD_X, "labels": np.full((2, 3), 5, np.int64)},
+            "array 'labels' holds the label 5, outside [0, 5)",
+        ),
+        (
+            {"x": GOOD_X, "labels": np.full((2, 3), -1, np.int64)},
+            "array 'labels' holds the label -1, outside [0, 5)",
+        ),
+        (
+            {"x": GOOD_X, "labels": np.zeros((2, 3), np.float32)},
+            "array 'labels' must hold integers, got float32",
+        ),
+        (
+            {"x": np.full((2, 3, 4), np.nan, np.float32), "labels": GOOD_L},
+            "array 'x' holds NaN or Inf",
+        ),
+        (
+            {"x": np.full((2, 3, 4), np.inf, np.float32), "labels": GOOD_L},
+            "array 'x' holds NaN or Inf",
+        ),
+        (
+            {"x": np.array([["a"] * 4] * 3 * 2).reshape(2, 3, 4), "labels": GOOD_L},
+            "array 'x' must be numeric, got <U1",
+        ),
+        (
+            {"x": GOOD_X.astype(np.complex64), "labels": GOOD_L},
+            "array 'x' must be numeric, got complex64",
+        ),
+    ]
+):
+    case(f"data_{i}", RUN, "{d}/data.npz: " + err, with_data(arrays))
+case(
+    "data_missing", ["run", M, "--data", "{d}/none.npz"], "{d}/none.npz: no such file", save(mlp())
+)
+case(
+    "data_not_npz",
+    ["run", M, "--data", "{d}/data.npz"],
+    "{d}/data.npz: not a .npz file (ValueError)",
+    lambda d: (save(mlp())(d), (d / "data.npz").write_text("x")),
+)
+case(
+    "data_required",
+    ["run", M],
+    "deeploy-mlir run: error: the following arguments are required: --data",
+    save(mlp()),
+)
+
+# --------------------------------------------------------------------------
+# budgets, pipelines and options
+
+for b in ("1", "64", "100"):
+    case(
+        f"l2_budget_{b}",
+        [*LOWER, "--l2", b],
+        f"the L2 arena needs 352 bytes but the L2 budget is {b} bytes (--l2)",
+        save(mlp()),
+    )
+for i, (pipe, err) in enumerate(
+    [
+        ("no-such-pass", "Unrecognized passes: ['no-such-pass']"),
+        ("arena-plan{level=L9}", "arena-plan: level must be one of L1, L2, L3, got 'L9'"),
+        (
+            "arena-plan{strategy=best}",
+            "arena-plan: strategy must be 'greedy' or 'exact', got 'best'",
+        ),
+        (
+            "arena-plan{bogus=1}",
+            'Provided arguments ["bogus"] not found in expected arguments '
+            '["level", "strategy", "capacity"]',
+        ),
+        ("arena-plan{", "Expected argument name here (pass-pipeline:1:12)"),
+        (
+            "training-bufferize,arena-plan{capacity=8}",
+            "the L2 arena needs 372 bytes but the L2 budget is 8 bytes",
+        ),
+        (
+            "training-inplace-alias",
+            "@training_step: argument 'x' has no arena offset (run arena-plan before emitting C)",
+        ),
+    ]
+):
+    msg = err if i in (1, 2) or i >= 5 else f"--pass-pipeline '{pipe}': {err}"
+    case(f"pipeline_{i}", [*LOWER, "--pass-pipeline", pipe], msg, save(mlp()))
+for i, (opts, err) in enumerate(
+    [
+        (["--steps", "0"], "argument --steps: --steps must be positive, got 0"),
+        (["--accum", "-1"], "argument --accum: --accum must be positive, got -1"),
+        (["--steps", "x"], "argument --steps: --steps must be an integer, got 'x'"),
+        (["--l1", "abc"], "argument --l1: --l1 must be an integer, got 'abc'"),
+        (["--l2", "0"], "argument --l2: --l2 must be positive, got 0"),
+        (["--l3", "-5"], "argument --l3: --l3 must be positive, got -5"),
+        (["--lr", "nan"], "argument --lr: learning rate must be finite, got nan"),
+        (["--lr", "inf"], "argument --lr: learning rate must be finite, got inf"),
+        (["--lr", "fast"], "argument --lr: learning rate must be a number, got 'fast'"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ]
+):
+    case(
+        f"option_{i}",
+        [*LOWER, *opts],
+        f"deeploy-mlir lower: error: {err}"
+        if "unrecognized" not in err
+        else f"deeploy-mlir: error: {err}",
+        save(mlp()),
+    )
+case(
+    "target_unknown",
+    [*LOWER, "--target", "x86"],
+    "unknown target 'x86' (available: pulp-open, gap9)",
+    save(mlp()),
+)
+case(
+    "output_is_a_file",
+    ["lower", M, "-o", "{d}/m.onnx"],
+    "{d}/m.onnx: exists and is not a directory",
+    save(mlp()),
+)
+case("no_command", [], "deeploy-mlir: error: the following arguments are required: command")
+case(
+    "unknown_command",
+    ["compile"],
+    "deeploy-mlir: error: argument command: invalid choice: "
+    "'compile' (choose from 'lower', 'run', 'minimal-l1', 'report')",
+)

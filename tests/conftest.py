@@ -1,0 +1,45 @@
+"""Shared fixtures: paths, and a runner for the real CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+SHARED_MODELS = ROOT.parent / "shared" / "models" / "deeploy"
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(*args: str | Path, cwd: Path | None = None) -> CliResult:
+    r = subprocess.run(
+        [sys.executable, "-m", "deeploy_mlir.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+    )
+    return CliResult(r.returncode, r.stdout, r.stderr)
+
+
+def example_dirs() -> list[Path]:
+    return sorted(p.parent for p in EXAMPLES.glob("*/expected.json"))
+
+
+def load_expected(d: Path) -> dict:
+    return json.loads((d / "expected.json").read_text())
+
+
+@pytest.fixture
+def cli():
+    return run_cli
