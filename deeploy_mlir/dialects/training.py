@@ -78,6 +78,19 @@ def elem_of(t: Attribute) -> Attribute:
     raise VerifyException(f"expected a tensor or memref type, got {t}")
 
 
+def elem_bytes(t: Attribute) -> int:
+    """Bytes of one element of a shaped type (i1 takes a whole byte, as in C)."""
+    return elem_type_bytes(elem_of(t))
+
+
+def elem_type_bytes(e: Attribute) -> int:
+    """Bytes of one value of element type `e`."""
+    width = getattr(e, "bitwidth", None)
+    if not isinstance(width, int) or width <= 0:
+        raise VerifyException(f"element type {e} has no fixed size in memory")
+    return (width + 7) // 8
+
+
 def fmt_shape(shape: Sequence[int]) -> str:
     return "x".join(str(d) for d in shape) if shape else "scalar"
 
@@ -253,14 +266,18 @@ class TrainingComputeOp(IRDLOperation, ABC):
             form = "outs" if self.is_buffer_form else "results"
             raise VerifyException(f"expects {self.N_OUTS} {form}, got {len(outs)}")
         want_memref = self.is_buffer_form
-        for i, t in enumerate([*self.in_types(), *outs]):
+        out_word = "output" if want_memref else "result"
+        labelled = [(f"input #{i}", t) for i, t in enumerate(self.in_types())] + [
+            (f"{out_word} #{i}", t) for i, t in enumerate(outs)
+        ]
+        for what, t in labelled:
             if want_memref and not isinstance(t, MemRefType):
                 raise VerifyException(
-                    f"operand #{i} is {t}: in buffer form (with outs) all operands are memrefs"
+                    f"{what} is {t}: in buffer form (with outs) all operands are memrefs"
                 )
             if not want_memref and not isinstance(t, TensorType):
                 raise VerifyException(
-                    f"operand #{i} is {t}: in tensor form (no outs) all operands are tensors"
+                    f"{what} is {t}: in tensor form (no outs) all operands and results are tensors"
                 )
         self.check_inputs()
         for i, (t, shape, et) in enumerate(

@@ -65,7 +65,6 @@ KIND_OUTPUT = "output"
 
 MS = "com.microsoft"
 MIN_OPSET, MAX_OPSET = 11, 21
-ELEM_BYTES = {"f32": 4, "i64": 8, "i1": 1}
 #: the emitted C addresses a tensor with 32-bit sizes
 MAX_TENSOR_BYTES = (1 << 32) - 1
 
@@ -494,7 +493,7 @@ class _Importer:
         finally:
             probe.erase(safe_erase=False)
         for s, e in zip(shapes, elems, strict=True):
-            if int(np.prod(s, dtype=object)) * ELEM_BYTES[str(e)] > MAX_TENSOR_BYTES:
+            if int(np.prod(s, dtype=object)) * T.elem_type_bytes(e) > MAX_TENSOR_BYTES:
                 raise DeeployError(
                     f"{_node_label(node)}: a result of shape {list(s)} is larger than the 4 GiB "
                     "a 32-bit target addresses"

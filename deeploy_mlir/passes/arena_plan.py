@@ -47,11 +47,9 @@ from deeploy_mlir.memory.planner import (
     plan_greedy,
 )
 
-ELEM_BYTES = {"f32": 4, "i64": 8, "i1": 1}
-
 
 def nbytes(t: Attribute) -> int:
-    n = ELEM_BYTES[str(T.elem_of(t))]
+    n = T.elem_bytes(t)
     for d in T.shape_of(t):
         n *= d
     return n

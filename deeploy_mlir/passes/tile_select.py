@@ -34,7 +34,6 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.tiling import TiledOp
 from deeploy_mlir.errors import DeeployError
-from deeploy_mlir.passes.arena_plan import ELEM_BYTES
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ def tile_operands(op: T.TrainingComputeOp) -> list[Operand]:
             )
             continue
         seen[key] = len(out)
-        out.append(Operand(dims, ELEM_BYTES[str(T.elem_of(v.type))], not is_out, is_out))
+        out.append(Operand(dims, T.elem_bytes(v.type), not is_out, is_out))
     return out
 
 

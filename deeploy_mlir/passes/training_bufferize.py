@@ -39,6 +39,33 @@ def to_memref(t: Attribute, level: str) -> MemRefType[Attribute]:
     return MemRefType(t.get_element_type(), t.get_shape(), memory_space=StringAttr(level))
 
 
+def sequentialize(
+    copies: list[tuple[SSAValue, SSAValue]],
+) -> list[tuple[SSAValue, SSAValue] | tuple[memref.AllocOp, None]]:
+    """Order the parallel copies `src -> dst` (every dst distinct) so that no
+    buffer is read after it has been written. A cycle (a swap of two
+    arguments, say) is broken by saving one source into a new buffer first;
+    the new buffer's `memref.alloc` is yielded as `(alloc, None)` before use."""
+    pending = list(copies)
+    out: list[tuple[SSAValue, SSAValue] | tuple[memref.AllocOp, None]] = []
+    while pending:
+        read = {src for src, _ in pending}
+        ready = next((c for c in pending if c[1] not in read), None)
+        if ready is not None:
+            pending.remove(ready)
+            out.append(ready)
+            continue
+        # every remaining destination is still to be read: save one of them
+        victim = pending[0][1]
+        assert isinstance(victim.type, MemRefType)
+        tmp = memref.AllocOp([], [], victim.type)
+        tmp.memref.name_hint = f"{victim.name_hint or 'saved'}_old"
+        out.append((tmp, None))
+        out.append((victim, tmp.memref))
+        pending = [(tmp.memref if s is victim else s, d) for s, d in pending]
+    return out
+
+
 @dataclass(frozen=True)
 class TrainingBufferize(ModulePass):
     name = "training-bufferize"
@@ -49,7 +76,7 @@ class TrainingBufferize(ModulePass):
         globals_: list[Operation] = []
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and fn.body.blocks:
-                new = self._convert(fn, globals_, len(globals_))
+                new = self._convert(fn, globals_)
                 Rewriter.replace_op(fn, new)
         first = op.body.block.first_op
         for g in globals_:
@@ -58,7 +85,7 @@ class TrainingBufferize(ModulePass):
             else:
                 Rewriter.insert_op(g, InsertPoint.before(first))
 
-    def _convert(self, fn: func.FuncOp, globals_: list[Operation], gbase: int) -> func.FuncOp:
+    def _convert(self, fn: func.FuncOp, globals_: list[Operation]) -> func.FuncOp:
         old = fn.body.blocks.first
         assert old is not None
         ret = old.last_op
@@ -95,7 +122,7 @@ class TrainingBufferize(ModulePass):
             if o is ret:
                 continue
             if isinstance(o, T.ConstantOp):
-                name = f"constant_{gbase + len(globals_)}"
+                name = f"constant_{len(globals_)}"
                 mt = to_memref(o.result.type, self.level)
                 globals_.append(
                     memref.GlobalOp.get(
@@ -119,10 +146,16 @@ class TrainingBufferize(ModulePass):
             block.add_op(new)
 
         # write every returned value where it belongs
+        copies: list[tuple[SSAValue, SSAValue]] = []
         for i, v in enumerate(ret.operands):
             dst = block.args[updates[i]] if i in updates else block.args[out_arg_of[i]]
             if bufs[v] is not dst:
-                block.add_op(T.CopyOp([bufs[v]], (), [dst]))
+                copies.append((bufs[v], dst))
+        for src, dst in sequentialize(copies):
+            if isinstance(src, memref.AllocOp):
+                block.add_op(src)
+                continue
+            block.add_op(T.CopyOp([src], (), [dst]))
         block.add_op(func.ReturnOp())
         return func.FuncOp(
             fn.sym_name.data,

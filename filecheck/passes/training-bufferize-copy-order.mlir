@@ -1,20 +1,16 @@
 // RUN: deeploy-opt %s -p training-inplace-alias,training-bufferize | filecheck %s
-// XFAIL: *
 
-// KNOWN BUG (training-bufferize, deeploy_mlir/passes/training_bufferize.py,
-// "write every returned value where it belongs"): the copies at the end of a
-// function are emitted one by one in result order, so a copy that reads an
-// argument can come after a copy that has already overwritten that argument
-// with its new value. The returned values are tensors taken before any update,
-// so every copy must read the *old* contents. This test states the correct
-// behaviour (no argument is read after it has been written) and fails today;
-// remove the XFAIL line when the pass is fixed.
+// The copies at the end of a function write returned values into arguments.
+// The returned values are tensors taken before any update, so every copy must
+// read the *old* contents: copies are ordered so that no argument is read after
+// it has been written, and a cycle (a swap) goes through a temporary.
 
-// Today: copy %s -> %w, then copy %w -> the "w_old" output (which gets the NEW
-// weight). Expected: the output is written from %w before %w is overwritten.
+// The "w_old" output is written from %w before %w gets the new weight.
 // CHECK-LABEL: func.func @old_and_new
+// CHECK-SAME:    %[[OLD:[0-9a-z_]+]]: memref<4xf32, "L2"> {training.name = "w_old", training.kind = "output"}
 // CHECK:         training.sgd ins(%w, %g, %lr : memref<4xf32, "L2">, memref<4xf32, "L2">, memref<1xf32, "L2">) outs(%s : memref<4xf32, "L2">)
-// CHECK:         training.copy ins(%s : memref<4xf32, "L2">) outs(%w : memref<4xf32, "L2">)
+// CHECK-NEXT:    training.copy ins(%w : memref<4xf32, "L2">) outs(%[[OLD]] : memref<4xf32, "L2">)
+// CHECK-NEXT:    training.copy ins(%s : memref<4xf32, "L2">) outs(%w : memref<4xf32, "L2">)
 // CHECK-NOT:     ins(%w :
 // CHECK:         func.return
 func.func @old_and_new(%w: tensor<4xf32> {training.name = "w", training.kind = "param"},
@@ -26,10 +22,12 @@ func.func @old_and_new(%w: tensor<4xf32> {training.name = "w", training.kind = "
   func.return %s, %w : tensor<4xf32>, tensor<4xf32>
 }
 
-// Today: copy %b -> %a, then copy %a -> %b, so both end up with the old %b.
-// Expected (e.g. through a temporary): %a is not read once it is written.
+// A swap: the old %a is saved in a temporary, %a is not read once written.
 // CHECK-LABEL: func.func @swap
-// CHECK:         training.copy ins(%b : memref<4xf32, "L2">) outs(%a : memref<4xf32, "L2">)
+// CHECK:         %[[T:[0-9a-z_]+]] = memref.alloc() : memref<4xf32, "L2">
+// CHECK-NEXT:    training.copy ins(%a : memref<4xf32, "L2">) outs(%[[T]] : memref<4xf32, "L2">)
+// CHECK-NEXT:    training.copy ins(%b : memref<4xf32, "L2">) outs(%a : memref<4xf32, "L2">)
+// CHECK-NEXT:    training.copy ins(%[[T]] : memref<4xf32, "L2">) outs(%b : memref<4xf32, "L2">)
 // CHECK-NOT:     ins(%a :
 // CHECK:         func.return
 func.func @swap(%a: tensor<4xf32> {training.name = "a", training.kind = "param"},

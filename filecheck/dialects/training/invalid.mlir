@@ -10,7 +10,7 @@
 // "expected a tensor or memref type, got ..." of shape_of and elem_of. Every
 // caller runs after TrainingComputeOp.verify_ has checked that each operand and
 // result is a (ranked) tensor or a memref -- a non-shaped type stops there with
-// "operand #i is ...: in tensor form ..." (see the cases with i32 and
+// "input #i is ...: in tensor form ..." (see the cases with i32 and
 // tensor<*xf32>) -- and ConstantOp/ArenaViewOp constrain their result to
 // TensorType/MemRefType.
 
@@ -123,9 +123,9 @@ func.func @case8(%m: memref<4xf32, "L2">) {
 // -----
 
 // buffer form: an input is a tensor
-// CHECK:      {{^}}operand #0 is tensor<4xf32>: in buffer form (with outs) all operands are memrefs{{$}}
+// CHECK:      {{^}}input #0 is tensor<4xf32>: in buffer form (with outs) all operands are memrefs{{$}}
 // CHECK:      "training.relu"(%a, %m)
-// CHECK:      | Operation does not verify: operand #0 is tensor<4xf32>: in buffer form (with outs) all operands are memrefs{{$}}
+// CHECK:      | Operation does not verify: input #0 is tensor<4xf32>: in buffer form (with outs) all operands are memrefs{{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @case9(%a: tensor<4xf32>, %m: memref<4xf32, "L2">) {
   training.relu ins(%a : tensor<4xf32>) outs(%m : memref<4xf32, "L2">)
@@ -134,10 +134,10 @@ func.func @case9(%a: tensor<4xf32>, %m: memref<4xf32, "L2">) {
 
 // -----
 
-// buffer form: the out is a tensor (operands are numbered ins, then outs)
-// CHECK:      {{^}}operand #1 is tensor<4xf32>: in buffer form (with outs) all operands are memrefs{{$}}
+// buffer form: the out is a tensor
+// CHECK:      {{^}}output #0 is tensor<4xf32>: in buffer form (with outs) all operands are memrefs{{$}}
 // CHECK:      "training.relu"(%m, %a)
-// CHECK:      | Operation does not verify: operand #1 is tensor<4xf32>: in buffer form (with outs) all operands are memrefs{{$}}
+// CHECK:      | Operation does not verify: output #0 is tensor<4xf32>: in buffer form (with outs) all operands are memrefs{{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @case10(%a: tensor<4xf32>, %m: memref<4xf32, "L2">) {
   training.relu ins(%m : memref<4xf32, "L2">) outs(%a : tensor<4xf32>)
@@ -147,9 +147,9 @@ func.func @case10(%a: tensor<4xf32>, %m: memref<4xf32, "L2">) {
 // -----
 
 // tensor form: an input is a memref
-// CHECK:      {{^}}operand #0 is memref<4xf32, "L2">: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      {{^}}input #0 is memref<4xf32, "L2">: in tensor form (no outs) all operands and results are tensors{{$}}
 // CHECK:      %y = "training.relu"(%m)
-// CHECK:      | Operation does not verify: operand #0 is memref<4xf32, "L2">: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      | Operation does not verify: input #0 is memref<4xf32, "L2">: in tensor form (no outs) all operands and results are tensors{{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @case11(%m: memref<4xf32, "L2">) {
   %y = training.relu ins(%m : memref<4xf32, "L2">) -> tensor<4xf32>
@@ -158,10 +158,10 @@ func.func @case11(%m: memref<4xf32, "L2">) {
 
 // -----
 
-// tensor form: the result is a memref (results are numbered after the ins)
-// CHECK:      {{^}}operand #1 is memref<4xf32>: in tensor form (no outs) all operands are tensors{{$}}
+// tensor form: the result is a memref
+// CHECK:      {{^}}result #0 is memref<4xf32>: in tensor form (no outs) all operands and results are tensors{{$}}
 // CHECK:      %y = "training.relu"(%a)
-// CHECK:      | Operation does not verify: operand #1 is memref<4xf32>: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      | Operation does not verify: result #0 is memref<4xf32>: in tensor form (no outs) all operands and results are tensors{{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @case12(%a: tensor<4xf32>) {
   %y = training.relu ins(%a : tensor<4xf32>) -> memref<4xf32>
@@ -171,9 +171,9 @@ func.func @case12(%a: tensor<4xf32>) {
 // -----
 
 // neither tensor nor memref (this is why shape_of/elem_of never raise: see the top)
-// CHECK:      {{^}}operand #0 is i32: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      {{^}}input #0 is i32: in tensor form (no outs) all operands and results are tensors{{$}}
 // CHECK:      %y = "training.relu"(%a)
-// CHECK:      | Operation does not verify: operand #0 is i32: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      | Operation does not verify: input #0 is i32: in tensor form (no outs) all operands and results are tensors{{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @case13(%a: i32) {
   %y = training.relu ins(%a : i32) -> tensor<4xf32>
@@ -183,9 +183,9 @@ func.func @case13(%a: i32) {
 // -----
 
 // an unranked tensor is no TensorType either
-// CHECK:      {{^}}operand #1 is tensor<*xf32>: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      {{^}}result #0 is tensor<*xf32>: in tensor form (no outs) all operands and results are tensors{{$}}
 // CHECK:      %y = "training.relu"(%a)
-// CHECK:      | Operation does not verify: operand #1 is tensor<*xf32>: in tensor form (no outs) all operands are tensors{{$}}
+// CHECK:      | Operation does not verify: result #0 is tensor<*xf32>: in tensor form (no outs) all operands and results are tensors{{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @case14(%a: tensor<4xf32>) {
   %y = training.relu ins(%a : tensor<4xf32>) -> tensor<*xf32>
