@@ -102,6 +102,20 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="tiled: Z3 chooses tiles that fit --l1 (default); untiled: one tile per tensor, "
         "each whole tensor in L1; none: kernels run on the L2 buffers",
     )
+    p.add_argument(
+        "--weights-in-l3",
+        action="store_true",
+        help="keep every parameter in L3 (staged through L2 around each op that uses it); "
+        "without it only tensors that do not fit the --l2 budget go to L3",
+    )
+    p.add_argument(
+        "--buffering",
+        choices=("single", "double", "double-l3"),
+        default="double",
+        help="double (default): fetch tile i+1 and write tile i-1 back while tile i computes, "
+        "on every DMA hop; double-l3: only on the L3 hop; single: each tile's copies are "
+        "waited for before and after its kernel",
+    )
 
 
 def _train_opts(p: argparse.ArgumentParser, data_required: bool) -> None:
@@ -125,7 +139,7 @@ def _train_opts(p: argparse.ArgumentParser, data_required: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from deeploy_mlir.pipeline import DEFAULT_PIPELINE
+    from deeploy_mlir.pipeline import pipeline_for
 
     ap = _Parser(
         prog="deeploy-mlir",
@@ -136,7 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     lo = sub.add_parser(
         "lower",
         help="write the C project for a training model",
-        description=f"Compile MODEL to a C project in OUT. Default pipeline: {DEFAULT_PIPELINE}",
+        description="Compile MODEL to a C project in OUT. Without --pass-pipeline the "
+        "pipeline follows --tiling, --buffering, --weights-in-l3, --target and the budgets; "
+        f"for pulp-open's defaults it is: {pipeline_for(l2=TARGET_MEMORY['pulp-open']['l2'])}",
     )
     _common(lo)
     lo.add_argument("-o", "--output", required=True, metavar="OUT", help="output directory")
@@ -213,7 +229,14 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
     from deeploy_mlir.pipeline import parse_pipeline, pipeline_for, run_pipeline
 
     budgets = _budgets(args)
-    spec = args.pass_pipeline or pipeline_for(args.tiling, budgets["l1"])
+    spec = args.pass_pipeline or pipeline_for(
+        args.tiling,
+        budgets["l1"],
+        target=args.target,
+        buffering=args.buffering,
+        l2=budgets["l2"],
+        weights="L3" if args.weights_in_l3 else "L2",
+    )
     parse_pipeline(spec)  # bad pipelines fail before any work
     model = import_model(args.model, args.params)
     steps, accum = getattr(args, "steps", 1), getattr(args, "accum", 1)
@@ -379,7 +402,15 @@ def cmd_report(args: argparse.Namespace) -> int:
         doc["tiling"] = {**man["tiling"], "solver_ms": solver_ms}
     off = None
     if args.pass_pipeline is None:
-        args.pass_pipeline = pipeline_for(args.tiling, _budgets(args)["l1"], inplace=False)
+        args.pass_pipeline = pipeline_for(
+            args.tiling,
+            _budgets(args)["l1"],
+            inplace=False,
+            target=args.target,
+            buffering=args.buffering,
+            l2=_budgets(args)["l2"],
+            weights="L3" if args.weights_in_l3 else "L2",
+        )
         off = compile_model(args, need_data=False).project.manifest()  # type: ignore[attr-defined]
         doc["inplace_off"] = {"memory": off["memory"]}
     if args.json:
@@ -410,7 +441,17 @@ def _compiles(args: argparse.Namespace, tiling: str, l1: int) -> bool:
 
     module = args._model.module.clone()
     try:
-        run_pipeline(module, pipeline_for(tiling, l1))
+        run_pipeline(
+            module,
+            pipeline_for(
+                tiling,
+                l1,
+                target=args.target,
+                buffering=args.buffering,
+                l2=_budgets(args)["l2"],
+                weights="L3" if args.weights_in_l3 else "L2",
+            ),
+        )
     except DeeployError:
         return False
     return arena_sizes(module).get("L1", 0) <= l1

@@ -20,17 +20,44 @@ NO_INPLACE_PIPELINE = "training-bufferize{level=L2},arena-plan{level=L2}"
 TILINGS = ("tiled", "untiled", "none")
 
 
-def pipeline_for(tiling: str = "tiled", l1: int = 65536, inplace: bool = True) -> str:
-    """The pipeline `lower`/`run` use: L2 planning, then for `tiled` Z3-chosen
-    tiles in L1 (`untiled`: one tile per tensor, the whole tensor in L1),
-    materialized with copies, and the L1 plan. `none` runs kernels on L2."""
-    base = DEFAULT_PIPELINE if inplace else NO_INPLACE_PIPELINE
-    if tiling == "none":
-        return base
-    solver = "z3" if tiling == "tiled" else "untiled"
-    return (
-        f"{base},tile-select{{l1={l1} solver={solver}}},tiling-materialize,arena-plan{{level=L1}}"
-    )
+BUFFERINGS = ("single", "double", "double-l3")
+
+
+def pipeline_for(
+    tiling: str = "tiled",
+    l1: int = 65536,
+    inplace: bool = True,
+    target: str = "pulp-open",
+    buffering: str = "double",
+    l2: int = 0,
+    weights: str = "L2",
+) -> str:
+    """The pipeline `lower`/`run` use: bufferization, the L3 homes (`l2`: the
+    L2 budget, tensors that do not fit go to L3; `weights=L3` forces the
+    parameters there), L2 planning, then for `tiled` Z3-chosen tiles in L1
+    (`untiled`: one tile per tensor, the whole tensor in L1), materialized with
+    copies, multi-buffered (`double`: every hop; `double-l3`: the L3 hop only;
+    `single`: none), decomposed for the target's DMA engines, and the L1 plan.
+    `none` runs kernels on L2."""
+    passes = ["training-inplace-alias"] if inplace else []
+    passes.append("training-bufferize{level=L2}")
+    if l2 or weights != "L2":
+        passes.append(f"memory-home{{l2={l2} weights={weights}}}")
+    passes.append("arena-plan{level=L2}")
+    if l2 or weights != "L2":
+        passes.append("arena-plan{level=L3}")
+    if tiling != "none":
+        solver = "z3" if tiling == "tiled" else "untiled"
+        buffers = 2 if buffering == "double" and tiling == "tiled" else 1
+        passes += [f"tile-select{{l1={l1} solver={solver} buffers={buffers}}}", "tiling-materialize"]
+        if buffering == "double":
+            passes.append("dma-multibuffer{count=2 levels=all}")
+        elif buffering == "double-l3":
+            passes.append("dma-multibuffer{count=2 levels=l3-only}")
+    passes.append(f"dma-decompose{{engine={target}}}")
+    if tiling != "none":
+        passes.append("arena-plan{level=L1}")
+    return ",".join(passes)
 
 
 def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:

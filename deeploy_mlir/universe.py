@@ -58,6 +58,24 @@ def _materialize() -> type[ModulePass]:
     return TilingMaterialize
 
 
+def _memory_home() -> type[ModulePass]:
+    from deeploy_mlir.passes.memory_home import MemoryHome
+
+    return MemoryHome
+
+
+def _dma_decompose() -> type[ModulePass]:
+    from deeploy_mlir.passes.dma_decompose import DmaDecompose
+
+    return DmaDecompose
+
+
+def _dma_multibuffer() -> type[ModulePass]:
+    from deeploy_mlir.passes.dma_multibuffer import DmaMultibuffer
+
+    return DmaMultibuffer
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "training": _training,
     "tiling": _tiling,
@@ -66,9 +84,12 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "training-inplace-alias": _inplace,
     "training-bufferize": _bufferize,
+    "memory-home": _memory_home,
     "arena-plan": _arena_plan,
     "tile-select": _tile_select,
     "tiling-materialize": _materialize,
+    "dma-multibuffer": _dma_multibuffer,
+    "dma-decompose": _dma_decompose,
 }
 
 DEEPLOY_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)

@@ -14,9 +14,33 @@ from conftest import example_dirs, load_expected
 
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.interp.interpreter import TrainingSession, loss_output_name
-from deeploy_mlir.pipeline import DEFAULT_PIPELINE, make_context, parse_pipeline
+from deeploy_mlir.pipeline import DEFAULT_PIPELINE, make_context, parse_pipeline, pipeline_for
 
 EXAMPLES = example_dirs()
+#: the untiled L2 pipeline, and tiled ones that force many tiles (1-2 KiB of L1)
+#: through every DMA pass: single and double buffering, both targets' engines
+PIPELINES = {
+    "l2": DEFAULT_PIPELINE,
+    "tiled-single-pulp-open": pipeline_for("tiled", 1024, target="pulp-open", buffering="single"),
+    "tiled-double-gap9": pipeline_for("tiled", 2048, target="gap9", buffering="double"),
+    "untiled-double-pulp-open": pipeline_for("untiled", 1 << 20, buffering="double"),
+    "weights-l3-tiled-double-gap9": pipeline_for(
+        "tiled", 4096, target="gap9", buffering="double", weights="L3"
+    ),
+    # an L2 budget of 80% of what the model needs: the largest tensors spill to
+    # L3 (the budget is filled in per example, below)
+    "l2-spill-none": "spill",
+}
+
+
+def _spill_pipeline(module) -> str:
+    from deeploy_mlir.interp.interpreter import arena_sizes
+    from deeploy_mlir.pipeline import run_pipeline
+
+    probe = module.clone()
+    run_pipeline(probe, DEFAULT_PIPELINE)
+    budget = arena_sizes(probe)["L2"] * 4 // 5
+    return pipeline_for("none", l2=budget)
 
 
 def _train(module, params, d: Path, exp: dict) -> tuple[list[float], dict[str, np.ndarray]]:
@@ -27,8 +51,9 @@ def _train(module, params, d: Path, exp: dict) -> tuple[list[float], dict[str, n
     return s.train(data, exp["steps"], exp["accum"], exp["lr"], loss)
 
 
+@pytest.mark.parametrize("pipeline", PIPELINES.values(), ids=PIPELINES.keys())
 @pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
-def test_every_pass_preserves_the_numbers(d: Path) -> None:
+def test_every_pass_preserves_the_numbers(d: Path, pipeline: str) -> None:
     exp = load_expected(d)
     model = import_model(d)
     module = model.module
@@ -38,14 +63,22 @@ def test_every_pass_preserves_the_numbers(d: Path) -> None:
     for name, want in exp["params"].items():
         np.testing.assert_allclose(ref_params[name], np.array(want), rtol=1e-4, atol=1e-6)
     ctx = make_context()
-    for p in parse_pipeline(DEFAULT_PIPELINE).passes:
+    if pipeline == "spill":
+        pipeline = _spill_pipeline(module)
+    for p in parse_pipeline(pipeline).passes:
         p.apply(ctx, module)
         module.verify()
         assert loss_output_name(module) == loss_name
         losses, params = _train(module, model.params, d, exp)
-        assert losses == ref_losses, p.name
+        # tiles split the sums of a gemm's rows differently from one whole
+        # matmul, so tiled numbers agree to fp32 rounding, not bit for bit
+        np.testing.assert_allclose(losses, ref_losses, rtol=1e-5, err_msg=p.name)
         for name in ref_params:
-            np.testing.assert_array_equal(params[name], ref_params[name], err_msg=p.name)
+            np.testing.assert_allclose(
+                params[name], ref_params[name], rtol=1e-5, atol=1e-7, err_msg=p.name
+            )
+    if "memory-home" in pipeline:
+        assert module.attributes.get("training.arena_L3") is not None  # something is in L3
 
 
 def test_a_corrupted_plan_changes_the_numbers() -> None:

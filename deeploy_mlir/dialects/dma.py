@@ -1,95 +1,594 @@
-"""The `dma` dialect: copies between memory levels.
+"""The `dma` dialect: asynchronous copies between memory levels.
 
-``dma.copy "in" %src, %dst at [%i, %j]`` moves the box of `dst`'s (static)
-shape that starts at the given offsets of `src` into `dst`;
-``dma.copy "out" %src, %dst at [%i, %j]`` moves all of `src` into the box of
-`dst` at those offsets. The offsets always index the tensor side. One side is the
-whole (small) tile buffer, the other a box of the (large) tensor. The copy
-is synchronous: it has completed when the op returns. (Asynchronous copies
-with tokens and waits, engines and multi-buffering build on this op.)
+Types and attributes:
+
+* ``!dma.token`` -- a DMA request: what a copy is issued on and what a wait
+  waits for. ``dma.request`` makes a ring of ``count`` requests (slot 0 when
+  used without an index).
+* ``#dma.engine<"name", L2 -> L1, rank = 2, max_bytes = 65536, align = 4,
+  shared_request = false>`` -- a DMA engine: the levels it connects (`ext`,
+  the larger and slower one, then `loc`), the highest rank of copy it takes
+  (1: one contiguous run; 2: rows of contiguous bytes on the `ext` side, with
+  the `loc` side contiguous), the most bytes one copy may move, the alignment
+  of addresses and sizes in bytes, and whether the sub-copies of one transfer
+  share one request that can hold a single transfer in flight (the GAP9 L3
+  RAM request does: each sub-copy must be waited before the next is issued).
+
+Ops:
+
+* ``%t = dma.copy %src[%i, %j] -> %dst[%k, %l] sizes [4, 8] perm [0, 1]
+  (engine #dma.engine<...>)? (on %r[%s])? : memref<..>, memref<..>`` --
+  starts copying the box of `sizes` (indexed like `src`'s dims) at the given
+  offsets of `src` into the box of `dst` at its offsets; box dim k lands in
+  `dst` dim perm[k] (a transposing copy when perm is not the identity). The
+  copy lands at a wait on its token; reading `dst` or writing `src` before
+  then is a race. Without `on` the copy has a request of its own; with
+  ``on %r[%s]`` it is issued on slot %s of the request ring %r (and returns
+  that request).
+* ``dma.wait %t`` / ``dma.wait %r[%s]`` -- blocks until every copy issued on
+  the request has landed.
+* ``%slot = dma.slot %ring[%i] : memref<2x4x8xf32, "L1"> -> memref<4x8xf32, "L1">``
+  -- slot %i of a ring of tile buffers (multi-buffering).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
-from xdsl.dialects.builtin import IndexType, MemRefType, StringAttr
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
+    opt_prop_def,
     prop_def,
+    result_def,
     var_operand_def,
 )
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-DIRECTIONS = ("in", "out")
+from deeploy_mlir.dialects import training as T
+
+LEVELS = ("L3", "L2", "L1")
+
+
+@irdl_attr_definition
+class TokenType(ParametrizedAttribute, TypeAttribute):
+    """A DMA request (or a ring of them)."""
+
+    name = "dma.token"
+
+
+@irdl_attr_definition
+class EngineAttr(ParametrizedAttribute):
+    name = "dma.engine"
+
+    engine: StringAttr
+    ext: StringAttr
+    loc: StringAttr
+    rank: IntAttr
+    max_bytes: IntAttr
+    align: IntAttr
+    shared_request: IntAttr
+
+    FIELDS: ClassVar[tuple[str, ...]] = ("rank", "max_bytes", "align", "shared_request")
+
+    def __init__(
+        self,
+        engine: str,
+        ext: str,
+        loc: str,
+        rank: int,
+        max_bytes: int,
+        align: int,
+        shared_request: bool,
+    ):
+        super().__init__(
+            StringAttr(engine),
+            StringAttr(ext),
+            StringAttr(loc),
+            IntAttr(rank),
+            IntAttr(max_bytes),
+            IntAttr(align),
+            IntAttr(int(shared_request)),
+        )
+
+    @property
+    def shared(self) -> bool:
+        return bool(self.shared_request.data)
+
+    @property
+    def hop(self) -> tuple[str, str]:
+        return self.ext.data, self.loc.data
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        parser.parse_punctuation("<")
+        engine = parser.parse_str_literal()
+        parser.parse_punctuation(",")
+        ext = parser.parse_identifier()
+        parser.parse_punctuation("->")
+        loc = parser.parse_identifier()
+        values: dict[str, int] = {}
+        for key in cls.FIELDS:
+            parser.parse_punctuation(",")
+            parser.parse_keyword(key)
+            parser.parse_punctuation("=")
+            if key == "shared_request":
+                values[key] = int(parser.parse_boolean())
+            else:
+                values[key] = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        parser.parse_punctuation(">")
+        return (
+            StringAttr(engine),
+            StringAttr(ext),
+            StringAttr(loc),
+            *(IntAttr(values[k]) for k in cls.FIELDS),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f'<"{self.engine.data}", {self.ext.data} -> {self.loc.data}')
+        printer.print_string(
+            f", rank = {self.rank.data}, max_bytes = {self.max_bytes.data}, "
+            f"align = {self.align.data}, "
+            f"shared_request = {'true' if self.shared else 'false'}>"
+        )
+
+    def verify(self) -> None:
+        ext, loc = self.hop
+        if ext not in LEVELS or loc not in LEVELS:
+            raise VerifyException(f"engine '{self.engine.data}': levels must be L3, L2 or L1")
+        if LEVELS.index(ext) >= LEVELS.index(loc):
+            raise VerifyException(
+                f"engine '{self.engine.data}': the first level ({ext}) must be the larger, "
+                f"slower one (L3 -> L2 or L2 -> L1), got {ext} -> {loc}"
+            )
+        if not 1 <= self.rank.data <= 2:
+            raise VerifyException(
+                f"engine '{self.engine.data}': rank must be 1 or 2, got {self.rank.data}"
+            )
+        if self.max_bytes.data <= 0 or self.align.data <= 0:
+            raise VerifyException(
+                f"engine '{self.engine.data}': max_bytes and align must be positive"
+            )
+        if self.shared_request.data not in (0, 1):
+            raise VerifyException(f"engine '{self.engine.data}': shared_request is a boolean")
+
+
+# --------------------------------------------------------------------------
+# The engines of our targets
+# --------------------------------------------------------------------------
+
+#: cluster DMA (mchan) of PULPOpen/Siracusa and GAP9: L2 <-> L1, 1-D and 2-D;
+#: byte-granular; one command struct may be reused while in flight (transfers
+#: complete in order)
+MCHAN = EngineAttr("mchan", "L2", "L1", 2, 65536, 1, False)
+#: PULPOpen's L3 RAM copies (pi_cl_ram_copy/_2d): one request per sub-copy
+PULP_OPEN_RAM = EngineAttr("pulp-open-ram", "L3", "L2", 2, 1 << 20, 4, False)
+#: GAP9's L3 RAM copies: the sub-copies of one transfer share one request
+GAP9_RAM = EngineAttr("gap9-ram", "L3", "L2", 2, 1 << 20, 4, True)
+
+ENGINES: dict[str, EngineAttr] = {e.engine.data: e for e in (MCHAN, PULP_OPEN_RAM, GAP9_RAM)}
+TARGET_ENGINES: dict[str, tuple[EngineAttr, ...]] = {
+    "pulp-open": (MCHAN, PULP_OPEN_RAM),
+    "gap9": (MCHAN, GAP9_RAM),
+}
+
+
+def engines_named(spec: str) -> tuple[EngineAttr, ...]:
+    """`spec` is an engine name or a target name (all of its engines)."""
+    if spec in TARGET_ENGINES:
+        return TARGET_ENGINES[spec]
+    if spec in ENGINES:
+        return (ENGINES[spec],)
+    raise ValueError(
+        f"unknown engine '{spec}' (engines: {', '.join(ENGINES)}; "
+        f"targets: {', '.join(TARGET_ENGINES)})"
+    )
+
+
+# --------------------------------------------------------------------------
+# Access patterns
+# --------------------------------------------------------------------------
+
+
+def contiguous_strides(shape: Sequence[int]) -> list[int]:
+    out = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        out[i] = out[i + 1] * shape[i + 1]
+    return out
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One dim of a copy in bytes: `count` steps of `ext` bytes on the ext side
+    and `loc` bytes on the loc side."""
+
+    count: int
+    ext: int
+    loc: int
+
+
+def canonical_dims(
+    sizes: Sequence[int],
+    ext_strides: Sequence[int],
+    loc_strides: Sequence[int],
+    elem_bytes: int,
+) -> list[Dim]:
+    """The copy's access pattern in canonical form, outermost first: unit dims
+    dropped, dims ordered by the loc side's strides (so the loc side reads
+    in order), a final dim of contiguous bytes, and every pair of dims merged
+    that is one dim on both sides. A contiguous copy is one dim; a copy of
+    rows is two."""
+    dims = [
+        Dim(n, e * elem_bytes, lo * elem_bytes)
+        for n, e, lo in zip(sizes, ext_strides, loc_strides, strict=True)
+        if n != 1
+    ]
+    dims.sort(key=lambda d: -d.loc)
+    dims.append(Dim(elem_bytes, 1, 1))
+    merged: list[Dim] = []
+    for d in reversed(dims):  # innermost first
+        if merged:
+            inner = merged[-1]
+            if d.ext == inner.count * inner.ext and d.loc == inner.count * inner.loc:
+                merged[-1] = Dim(d.count * inner.count, inner.ext, inner.loc)
+                continue
+        merged.append(d)
+    return list(reversed(merged))
+
+
+def copy_rank(dims: Sequence[Dim]) -> int:
+    """The engine rank a canonical pattern needs: 1 for a contiguous run, 2 for
+    rows whose loc side is contiguous, else one more per outer dim."""
+    if len(dims) == 1:
+        return 1
+    if len(dims) == 2 and dims[0].loc == dims[1].count:
+        return 2
+    return len(dims) + (dims[-2].loc != dims[-1].count)
+
+
+# --------------------------------------------------------------------------
+# Ops
+# --------------------------------------------------------------------------
+
+
+def _parse_index_list(parser: Parser) -> list[SSAValue]:
+    return parser.parse_comma_separated_list(
+        Parser.Delimiter.SQUARE, lambda: parser.parse_operand()
+    )
+
+
+def _print_index_list(printer: Printer, vals: Sequence[SSAValue]) -> None:
+    printer.print_string("[")
+    printer.print_list(vals, printer.print_operand)
+    printer.print_string("]")
+
+
+@irdl_op_definition
+class RequestOp(IRDLOperation):
+    """A ring of `count` DMA requests, idle."""
+
+    name = "dma.request"
+    count = prop_def(IntegerAttr[I64])
+    token = result_def(TokenType)
+    assembly_format = "`count` $count attr-dict"
+
+    def __init__(self, count: int = 1):
+        super().__init__(
+            properties={"count": IntegerAttr(count, i64)}, result_types=[TokenType()]
+        )
+
+    def verify_(self) -> None:
+        if self.count.value.data < 1:
+            raise VerifyException(f"count must be at least 1, got {self.count.value.data}")
 
 
 @irdl_op_definition
 class CopyOp(IRDLOperation):
-    """direction = "in": box of src at `offsets` -> all of dst (e.g. L2 -> L1);
-    direction = "out": all of src -> box of dst at `offsets` (e.g. L1 -> L2)."""
-
     name = "dma.copy"
     src = operand_def(MemRefType)
     dst = operand_def(MemRefType)
-    offsets = var_operand_def(IndexType)
-    direction = prop_def(StringAttr)
+    src_offsets = var_operand_def(IndexType)
+    dst_offsets = var_operand_def(IndexType)
+    on = opt_operand_def(TokenType)
+    slot = opt_operand_def(IndexType)
+    sizes = prop_def(DenseArrayBase)
+    perm = prop_def(DenseArrayBase)
+    engine = opt_prop_def(EngineAttr)
+    token = result_def(TokenType)
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    assembly_format = (
-        "$direction $src `,` $dst (`at` ` ` `[` $offsets^ `]`)? attr-dict "
-        "`:` type($src) `,` type($dst)"
-    )
 
     def __init__(
         self,
         src: SSAValue | Operation,
+        src_offsets: Sequence[SSAValue | Operation],
         dst: SSAValue | Operation,
-        offsets: Sequence[SSAValue | Operation],
-        direction: str,
+        dst_offsets: Sequence[SSAValue | Operation],
+        sizes: Sequence[int],
+        perm: Sequence[int] | None = None,
+        engine: EngineAttr | None = None,
+        on: SSAValue | Operation | None = None,
+        slot: SSAValue | Operation | None = None,
     ):
+        props: dict[str, Attribute] = {
+            "sizes": DenseArrayBase.from_list(i64, list(sizes)),
+            "perm": DenseArrayBase.from_list(
+                i64, list(range(len(sizes))) if perm is None else list(perm)
+            ),
+        }
+        if engine is not None:
+            props["engine"] = engine
         super().__init__(
-            operands=[src, dst, list(offsets)],
-            properties={"direction": StringAttr(direction)},
+            operands=[
+                src,
+                dst,
+                list(src_offsets),
+                list(dst_offsets),
+                [] if on is None else [on],
+                [] if slot is None else [slot],
+            ],
+            properties=props,
+            result_types=[TokenType()],
         )
 
-    @property
-    def big(self) -> SSAValue:
-        """The operand the offsets index (the tensor side)."""
-        return self.src if self.direction.data == "in" else self.dst
+    # ---- text form -------------------------------------------------------
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CopyOp:
+        src = parser.parse_operand()
+        src_off = _parse_index_list(parser)
+        parser.parse_punctuation("->")
+        dst = parser.parse_operand()
+        dst_off = _parse_index_list(parser)
+        parser.parse_keyword("sizes")
+        sizes = parser.parse_comma_separated_list(
+            Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+        )
+        perm = None
+        if parser.parse_optional_keyword("perm"):
+            perm = parser.parse_comma_separated_list(
+                Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+            )
+        engine = None
+        if parser.parse_optional_keyword("engine"):
+            e = parser.parse_attribute()
+            if not isinstance(e, EngineAttr):
+                parser.raise_error("expected a #dma.engine attribute")
+            engine = e
+        on = slot = None
+        if parser.parse_optional_keyword("on"):
+            on = parser.parse_operand()
+            if parser.parse_optional_punctuation("["):
+                slot = parser.parse_operand()
+                parser.parse_punctuation("]")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        st = parser.parse_type()
+        parser.parse_punctuation(",")
+        dt = parser.parse_type()
+        if src.type != st or dst.type != dt:
+            parser.raise_error(
+                f"the operand types are {src.type}, {dst.type}; the op says {st}, {dt}"
+            )
+        op = cls(src, src_off, dst, dst_off, sizes, perm, engine, on, slot)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        _print_index_list(printer, self.src_offsets)
+        printer.print_string(" -> ")
+        printer.print_operand(self.dst)
+        _print_index_list(printer, self.dst_offsets)
+        printer.print_string(f" sizes [{', '.join(map(str, self.box))}]")
+        if self.perm_list != list(range(len(self.box))):
+            printer.print_string(f" perm [{', '.join(map(str, self.perm_list))}]")
+        if self.engine is not None:
+            printer.print_string(" engine ")
+            printer.print_attribute(self.engine)
+        if self.on is not None:
+            printer.print_string(" on ")
+            printer.print_operand(self.on)
+            if self.slot is not None:
+                printer.print_string("[")
+                printer.print_operand(self.slot)
+                printer.print_string("]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.src.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.dst.type)
+
+    # ---- meaning ---------------------------------------------------------
 
     @property
-    def tile(self) -> SSAValue:
-        return self.dst if self.direction.data == "in" else self.src
+    def box(self) -> list[int]:
+        return list(self.sizes.get_values())  # type: ignore[arg-type]
+
+    @property
+    def perm_list(self) -> list[int]:
+        return list(self.perm.get_values())  # type: ignore[arg-type]
+
+    @property
+    def src_level(self) -> str:
+        return level_of(self.src.type)
+
+    @property
+    def dst_level(self) -> str:
+        return level_of(self.dst.type)
+
+    @property
+    def hop(self) -> tuple[str, str]:
+        """(ext, loc): the larger level first."""
+        a, b = self.src_level, self.dst_level
+        return (a, b) if LEVELS.index(a) < LEVELS.index(b) else (b, a)
+
+    @property
+    def is_in(self) -> bool:
+        """From the larger level to the smaller (ext to loc)."""
+        return self.src_level == self.hop[0]
+
+    def dst_box(self) -> list[int]:
+        out = [0] * len(self.box)
+        for k, p in enumerate(self.perm_list):
+            out[p] = self.box[k]
+        return out
+
+    def elem_bytes(self) -> int:
+        return T.elem_bytes(self.src.type)
+
+    def pattern(self) -> list[Dim]:
+        """Canonical access pattern (see canonical_dims) of this copy."""
+        src_st = contiguous_strides(T.shape_of(self.src.type))
+        dst_full = contiguous_strides(T.shape_of(self.dst.type))
+        dst_st = [dst_full[p] for p in self.perm_list]  # per box dim
+        ext, loc = (src_st, dst_st) if self.is_in else (dst_st, src_st)
+        return canonical_dims(self.box, ext, loc, self.elem_bytes())
+
+    def bytes(self) -> int:
+        n = self.elem_bytes()
+        for s in self.box:
+            n *= s
+        return n
+
+    def legality(self, engine: EngineAttr) -> str | None:
+        """Why `engine` cannot run this copy as one transfer (None: it can)."""
+        if self.hop != engine.hop:
+            return (
+                f"engine '{engine.engine.data}' moves {engine.ext.data} <-> {engine.loc.data}, "
+                f"the copy {self.src_level} -> {self.dst_level}"
+            )
+        r = copy_rank(self.pattern())
+        if r > engine.rank.data:
+            return f"the copy has rank {r}, engine '{engine.engine.data}' takes {engine.rank.data}"
+        if self.bytes() > engine.max_bytes.data:
+            return (
+                f"the copy moves {self.bytes()} bytes, engine '{engine.engine.data}' at most "
+                f"{engine.max_bytes.data}"
+            )
+        return None
 
     def verify_(self) -> None:
-        if self.direction.data not in DIRECTIONS:
-            raise VerifyException(f"direction must be 'in' or 'out', got '{self.direction.data}'")
-        big, tile = self.big.type, self.tile.type
-        assert isinstance(big, MemRefType) and isinstance(tile, MemRefType)
-        bs, ts = big.get_shape(), tile.get_shape()
-        if len(self.offsets) != len(bs):
+        st, dt = self.src.type, self.dst.type
+        assert isinstance(st, MemRefType) and isinstance(dt, MemRefType)
+        ss, ds = T.shape_of(st), T.shape_of(dt)
+        box, perm = self.box, self.perm_list
+        if len(self.src_offsets) != len(ss):
             raise VerifyException(
-                f"expects one offset per dimension of the tensor side ({len(bs)}), got "
-                f"{len(self.offsets)}"
+                f"expects one source offset per source dim ({len(ss)}), got {len(self.src_offsets)}"
             )
-        if len(ts) != len(bs):
-            raise VerifyException(f"tile rank {len(ts)} differs from the tensor rank {len(bs)}")
-        if any(t > b for t, b in zip(ts, bs, strict=True)):
-            raise VerifyException(f"tile shape {list(ts)} exceeds the tensor shape {list(bs)}")
-        if big.get_element_type() != tile.get_element_type():
+        if len(self.dst_offsets) != len(ds):
+            raise VerifyException(
+                f"expects one destination offset per destination dim ({len(ds)}), got "
+                f"{len(self.dst_offsets)}"
+            )
+        if len(box) != len(ss) or len(ds) != len(ss):
+            raise VerifyException(
+                f"sizes, source and destination must have one rank: sizes has {len(box)}, "
+                f"source {len(ss)}, destination {len(ds)}"
+            )
+        if sorted(perm) != list(range(len(box))):
+            raise VerifyException(f"perm {perm} is not a permutation of 0..{len(box) - 1}")
+        if any(b < 1 for b in box):
+            raise VerifyException(f"sizes {box} must be positive")
+        if any(b > s for b, s in zip(box, ss, strict=True)):
+            raise VerifyException(f"sizes {box} exceed the source shape {list(ss)}")
+        if any(b > s for b, s in zip(self.dst_box(), ds, strict=True)):
+            raise VerifyException(
+                f"sizes {self.dst_box()} (in destination order) exceed the destination shape "
+                f"{list(ds)}"
+            )
+        if st.get_element_type() != dt.get_element_type():
             raise VerifyException("source and destination element types differ")
-        if big.memory_space == tile.memory_space:
+        for t in (st, dt):
+            if not isinstance(t.memory_space, StringAttr) or t.memory_space.data not in LEVELS:
+                raise VerifyException(f"{t} is not in memory level L3, L2 or L1")
+        if self.src_level == self.dst_level:
             raise VerifyException("a copy moves data between two memory levels")
+        if (self.slot is not None) and self.on is None:
+            raise VerifyException("a slot index needs a request ring (`on`)")
+        if self.engine is not None:
+            why = self.legality(self.engine)
+            if why is not None:
+                raise VerifyException(f"{why} (run dma-decompose)")
+            align = self.engine.align.data
+            dims = self.pattern()
+            sizes = [dims[-1].count] + [x for d in dims[:-1] for x in (d.ext, d.loc)]
+            bad = next((x for x in sizes if x % align), None)
+            if bad is not None:
+                raise VerifyException(
+                    f"engine '{self.engine.engine.data}' needs sizes and strides aligned to "
+                    f"{align} bytes, the copy has {bad}"
+                )
 
 
-def elem_bytes(t: Attribute) -> int:
-    assert isinstance(t, MemRefType)
-    return {"f32": 4, "i64": 8, "i1": 1}[str(t.get_element_type())]
+@irdl_op_definition
+class WaitOp(IRDLOperation):
+    """Wait until every copy issued on the request (slot) has landed."""
+
+    name = "dma.wait"
+    token = operand_def(TokenType)
+    slot = opt_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = "$token (`[` $slot^ `]`)? attr-dict"
+
+    def __init__(self, token: SSAValue | Operation, slot: SSAValue | Operation | None = None):
+        super().__init__(operands=[token, [] if slot is None else [slot]])
 
 
-DMA = Dialect("dma", [CopyOp], [])
+@irdl_op_definition
+class SlotOp(IRDLOperation):
+    """Slot %i of a ring of buffers: `ring` has one more (leading) dim than the slot."""
+
+    name = "dma.slot"
+    ring = operand_def(MemRefType)
+    index = operand_def(IndexType)
+    result = result_def(MemRefType)
+    assembly_format = "$ring `[` $index `]` attr-dict `:` type($ring) `->` type($result)"
+
+    def __init__(self, ring: SSAValue | Operation, index: SSAValue | Operation):
+        rt = SSAValue.get(ring).type
+        assert isinstance(rt, MemRefType)
+        shape = list(rt.get_shape())[1:]
+        super().__init__(
+            operands=[ring, index],
+            result_types=[MemRefType(rt.get_element_type(), shape, memory_space=rt.memory_space)],
+        )
+
+    def verify_(self) -> None:
+        rt, st = self.ring.type, self.result.type
+        assert isinstance(rt, MemRefType) and isinstance(st, MemRefType)
+        if list(rt.get_shape())[1:] != list(st.get_shape()):
+            raise VerifyException(
+                f"a slot of {rt} has shape {list(rt.get_shape())[1:]}, got {list(st.get_shape())}"
+            )
+        if rt.get_element_type() != st.get_element_type() or rt.memory_space != st.memory_space:
+            raise VerifyException("a slot has the ring's element type and memory level")
+
+
+def level_of(t: Attribute) -> str:
+    assert isinstance(t, MemRefType) and isinstance(t.memory_space, StringAttr)
+    return t.memory_space.data
+
+
+DMA = Dialect("dma", [CopyOp, WaitOp, RequestOp, SlotOp], [TokenType, EngineAttr])

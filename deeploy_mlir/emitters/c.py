@@ -104,27 +104,123 @@ class _FnCtx:
     """How each memref value of one function is spelled in C."""
 
     exprs: dict[SSAValue, str] = field(default_factory=dict[SSAValue, str])
+    #: C lvalue of each DMA request (ring) value
+    requests: dict[SSAValue, str] = field(default_factory=dict[SSAValue, str])
 
     def ptr(self, v: SSAValue) -> str:
         return self.exprs[v]
 
+    def new_request(self, token: SSAValue, ctype: str) -> str:
+        base = c_ident(token.name_hint or "req")
+        var = f"dm_req_{base}"
+        n = 1
+        used = set(self.requests.values())
+        while var in used:
+            n += 1
+            var = f"dm_req_{base}_{n}"
+        self.requests[token] = var
+        return var
+
+    def request(self, token: SSAValue, slot: SSAValue | None = None) -> str:
+        """The request a token stands for (a copy on a ring slot: that slot)."""
+        owner = token.owner
+        if isinstance(owner, dma.CopyOp) and owner.on is not None:
+            return self.request(owner.on, owner.slot)
+        var = self.requests[token]
+        if isinstance(owner, dma.RequestOp):
+            return f"{var}[{self.ptr(slot) if slot is not None else '0u'}]"
+        return var
+
+
+#: C request type, issue and wait calls of each engine family (PMSIS names)
+_REQ_TYPE = {"mchan": "pi_cl_dma_cmd_t", "ram": "pi_cl_ram_req_t"}
+_WAIT = {"mchan": "pi_cl_dma_cmd_wait", "ram": "pi_cl_ram_copy_wait"}
+
+
+def _family(engine: dma.EngineAttr) -> str:
+    return "ram" if engine.ext.data == "L3" else "mchan"
+
+
+def _request_engine(token: SSAValue) -> dma.EngineAttr:
+    """The engine of the copies issued on a request (all must agree)."""
+    engines = {
+        u.operation.engine
+        for u in token.uses
+        if isinstance(u.operation, dma.CopyOp) and u.operation.on is token
+    }
+    owner = token.owner
+    if isinstance(owner, dma.CopyOp) and owner.engine is not None:
+        engines.add(owner.engine)
+    if None in engines:
+        raise DeeployError("dma.copy without an engine: run dma-decompose{engine=TARGET} first")
+    if len({_family(e) for e in engines if e is not None}) > 1:
+        raise DeeployError("copies of two DMA engines share one request")
+    if not engines:
+        return dma.MCHAN
+    return next(iter(e for e in engines if e is not None))
+
+
+def _root_request(token: SSAValue) -> SSAValue:
+    owner = token.owner
+    if isinstance(owner, dma.CopyOp) and owner.on is not None:
+        return _root_request(owner.on)
+    return token
+
+
+def _box_origin(base: str, shape: Sequence[int], offsets: Sequence[str], elem: int) -> str:
+    """Byte address expression of a box origin: base + linear offset."""
+    st = dma.contiguous_strides(shape)
+    terms = [f"{o} * {s}u" if s != 1 else o for o, s in zip(offsets, st, strict=True)
+             if o != "0u"]
+    if not terms:
+        return f"(uintptr_t){base}"
+    return f"((uintptr_t){base} + ({' + '.join(terms)}) * {elem}u)"
+
 
 def _dma_copy(op: dma.CopyOp, cx: _FnCtx) -> list[str]:
-    big, tile = op.big.type, op.tile.type
-    rank = len(T.shape_of(big))
-    shapes = [T.shape_of(big), T.shape_of(tile), [cx.ptr(o) for o in op.offsets]]
-    arrs = [
-        "(const uint32_t[]){" + ", ".join(f"{x}u" if isinstance(x, int) else x for x in a) + "}"
-        if a
-        else "NULL"
-        for a in shapes
-    ]
-    fn = "dm_dma_copy_in" if op.direction.data == "in" else "dm_dma_copy_out"
-    return [
-        f"{fn}({cx.ptr(op.big)}, {cx.ptr(op.tile)}, {dma.elem_bytes(big)}u, {rank}u,",
-        f"    {arrs[0]}, {arrs[1]},",
-        f"    {arrs[2]});",
-    ]
+    engine = op.engine
+    if engine is None:
+        raise DeeployError("dma.copy without an engine: run dma-decompose{engine=TARGET} first")
+    why = op.legality(engine)
+    if why is not None:
+        raise DeeployError(f"dma.copy the engine cannot run: {why} (run dma-decompose)")
+    fam = _family(engine)
+    elem = op.elem_bytes()
+    src = _box_origin(
+        cx.ptr(op.src), T.shape_of(op.src.type), [cx.ptr(o) for o in op.src_offsets], elem
+    )
+    dst = _box_origin(
+        cx.ptr(op.dst), T.shape_of(op.dst.type), [cx.ptr(o) for o in op.dst_offsets], elem
+    )
+    ext, loc = (src, dst) if op.is_in else (dst, src)
+    dims = op.pattern()
+    size = op.bytes()
+    lines: list[str] = []
+    if op.on is None:
+        var = cx.new_request(op.token, _REQ_TYPE[fam])
+        lines += [f"{_REQ_TYPE[fam]} {var};", f'DM_REQ_NAME(&{var}, "{var}");']
+    req = cx.request(op.token)
+    if fam == "mchan":
+        d = "PI_CL_DMA_DIR_EXT2LOC" if op.is_in else "PI_CL_DMA_DIR_LOC2EXT"
+        if len(dims) == 1:
+            lines.append(f"pi_cl_dma_cmd({ext}, {loc}, {size}u, {d}, &{req});")
+        else:
+            lines.append(
+                f"pi_cl_dma_cmd_2d({ext}, {loc}, {size}u, {dims[0].ext}u, {dims[1].count}u, "
+                f"{d}, &{req});"
+            )
+    else:
+        e2l = 1 if op.is_in else 0
+        if len(dims) == 1:
+            lines.append(
+                f"pi_cl_ram_copy(&dm_ram, (uint32_t){ext}, (void *){loc}, {size}u, {e2l}, &{req});"
+            )
+        else:
+            lines.append(
+                f"pi_cl_ram_copy_2d(&dm_ram, (uint32_t){ext}, (void *){loc}, {size}u, "
+                f"{dims[0].ext}u, {dims[1].count}u, {e2l}, &{req});"
+            )
+    return lines
 
 
 def _strides(shape: Sequence[int]) -> list[int]:
@@ -347,7 +443,11 @@ class Project:
                     "(run arena-plan before emitting C)"
                 )
             level = _level(a.type)
-            cx.exprs[a] = f"(({c_type(a.type)} *)(dm_arena_{level} + {off}u))"
+            cx.exprs[a] = (
+                f"((uint32_t)(dm_arena_L3 + {off}u))"  # an L3 address, not a pointer
+                if level == "L3"
+                else f"(({c_type(a.type)} *)(dm_arena_{level} + {off}u))"
+            )
             if name not in seen:
                 seen.add(name)
                 self.buffers.append(
@@ -387,9 +487,48 @@ class Project:
                     lines.append(f"{pad}}}")
                 case dma.CopyOp():
                     lines += [pad + ln for ln in _dma_copy(op, cx)]
+                case dma.RequestOp():
+                    fam = _family(_request_engine(op.token))
+                    var = cx.new_request(op.token, _REQ_TYPE[fam])
+                    n = op.count.value.data
+                    lines.append(f"{pad}{_REQ_TYPE[fam]} {var}[{n}];")
+                    for k in range(n):
+                        lines.append(f'{pad}DM_REQ_NAME(&{var}[{k}], "{var}[{k}]");')
+                case dma.WaitOp():
+                    fam = _family(_request_engine(_root_request(op.token)))
+                    lines.append(f"{pad}{_WAIT[fam]}(&{cx.request(op.token, op.slot)});")
+                case dma.SlotOp():
+                    shape = T.shape_of(op.result.type)
+                    n = 1
+                    for d in shape:
+                        n *= d
+                    cx.exprs[op.result] = f"({cx.ptr(op.ring)} + {cx.ptr(op.index)} * {n}u)"
+                case arith.DivUIOp() | arith.RemUIOp() | arith.SubiOp():
+                    sym = {arith.DivUIOp: "/", arith.RemUIOp: "%", arith.SubiOp: "-"}[type(op)]
+                    cx.exprs[op.result] = f"({cx.ptr(op.lhs)} {sym} {cx.ptr(op.rhs)})"
+                case arith.CmpiOp():
+                    cmp = {2: "<", 6: "<", 3: "<=", 7: "<=", 0: "==", 1: "!="}
+                    pred = op.predicate.value.data
+                    if pred not in cmp:
+                        raise DeeployError(f"the C emitter does not handle arith.cmpi {pred}")
+                    cx.exprs[op.result] = f"({cx.ptr(op.lhs)} {cmp[pred]} {cx.ptr(op.rhs)})"
+                case scf.IfOp():
+                    if op.results:
+                        raise DeeployError("the C emitter does not handle scf.if with results")
+                    lines.append(f"{pad}if ({cx.ptr(op.cond)}) {{")
+                    lines += self._block(op.true_region.block, cx, globals_, depth + 1)
+                    if op.false_region.blocks:
+                        lines.append(f"{pad}}} else {{")
+                        lines += self._block(op.false_region.block, cx, globals_, depth + 1)
+                    lines.append(f"{pad}}}")
                 case func.ReturnOp() | scf.YieldOp():
                     pass
                 case T.TrainingComputeOp():
+                    if any(_level(v.type) == "L3" for v in op.operands):
+                        raise DeeployError(
+                            f"{op.name} reads or writes L3 directly; kernels run on L2/L1 "
+                            "buffers (run memory-home to stage L3 tensors through L2)"
+                        )
                     for call in kernel_calls(op, cx):
                         self.n_calls += 1
                         lines += [

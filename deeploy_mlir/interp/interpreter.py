@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func, memref
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
@@ -33,6 +33,7 @@ from xdsl.ir import Attribute, Operation
 
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.dialects.tiling import TiledOp
 from deeploy_mlir.interp.reference import compute
 
 NP_OF: dict[str, Any] = {"f32": np.float32, "i64": np.int64, "i1": np.bool_}
@@ -45,6 +46,13 @@ def np_dtype(t: Attribute) -> Any:
 def dense_to_array(attr: DenseIntOrFPElementsAttr, t: Attribute) -> np.ndarray:
     vals = attr.get_values()
     return np.array(vals, dtype=np_dtype(t)).reshape(T.shape_of(t))
+
+
+@dataclass
+class _Request:
+    """A DMA request: the copies issued on it that have not landed yet."""
+
+    pending: list[Any] = field(default_factory=list[Any])
 
 
 @dataclass
@@ -99,16 +107,56 @@ class TrainingFunctions(InterpreterFunctions):
             np.full(T.shape_of(t), np.nan if np_dtype(t) is np.float32 else 0, dtype=np_dtype(t)),
         )
 
+    @impl(TiledOp)
+    def run_tiled(self, interpreter: Interpreter, op: TiledOp, args: tuple[Any, ...]):
+        # tile sizes do not change what the op computes
+        interpreter.run_ssacfg_region(op.body, (), "tiling.tiled")
+        return ()
+
+    @impl(dma.RequestOp)
+    def run_request(self, interpreter: Interpreter, op: dma.RequestOp, args: tuple[Any, ...]):
+        return ([_Request() for _ in range(op.count.value.data)],)
+
     @impl(dma.CopyOp)
     def run_dma_copy(self, interpreter: Interpreter, op: dma.CopyOp, args: tuple[Any, ...]):
-        src, dst, offsets = args[0], args[1], args[2:]
-        if op.direction.data == "in":
-            box = tuple(slice(o, o + n) for o, n in zip(offsets, dst.shape, strict=True))
-            dst[...] = src[box]
-        else:
-            box = tuple(slice(o, o + n) for o, n in zip(offsets, src.shape, strict=True))
-            dst[box] = src
+        n_src, n_dst = len(op.src_offsets), len(op.dst_offsets)
+        src, dst = args[0], args[1]
+        src_off = args[2 : 2 + n_src]
+        dst_off = args[2 + n_src : 2 + n_src + n_dst]
+        rest = args[2 + n_src + n_dst :]
+        ring = rest[0] if op.on is not None else [_Request()]
+        req = ring[rest[1] if op.slot is not None else 0]
+        sbox = tuple(slice(o, o + n) for o, n in zip(src_off, op.box, strict=True))
+        dbox = tuple(slice(o, o + n) for o, n in zip(dst_off, op.dst_box(), strict=True))
+        axes = tuple(int(k) for k in np.argsort(op.perm_list))
+
+        def land() -> None:
+            dst[dbox] = np.transpose(src[sbox], axes)
+
+        # the copy lands at its wait, as on the hardware
+        req.pending.append(land)
+        return (ring,)
+
+    @impl(dma.WaitOp)
+    def run_dma_wait(self, interpreter: Interpreter, op: dma.WaitOp, args: tuple[Any, ...]):
+        ring = args[0]
+        req = ring[args[1] if op.slot is not None else 0]
+        for land in req.pending:
+            land()
+        req.pending.clear()
         return ()
+
+    @impl(dma.SlotOp)
+    def run_slot(self, interpreter: Interpreter, op: dma.SlotOp, args: tuple[Any, ...]):
+        return (args[0][args[1]],)
+
+    @impl(arith.DivUIOp)
+    def run_divui(self, interpreter: Interpreter, op: arith.DivUIOp, args: tuple[Any, ...]):
+        return (args[0] // args[1],)
+
+    @impl(arith.RemUIOp)
+    def run_remui(self, interpreter: Interpreter, op: arith.RemUIOp, args: tuple[Any, ...]):
+        return (args[0] % args[1],)
 
     @impl(memref.GetGlobalOp)
     def run_get_global(

@@ -119,6 +119,8 @@ class ArenaPlan(ModulePass):
                     allocs.append((o, key))
             t0 += n
         bl = list(buffers.values())
+        if not bl and self.level != "L2":
+            return  # nothing lives in this level: no arena
         if self.strategy == "exact":
             offsets, size, proven = plan_exact(bl)
             op.attributes[f"training.arena_proven_{self.level}"] = IntegerAttr(int(proven), i64)

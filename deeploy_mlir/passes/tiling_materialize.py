@@ -2,12 +2,15 @@
 
 Shapes stay static everywhere: each tiled dim of size n with tile t splits
 into a part of n // t full tiles and, when t does not divide n, one ragged
-remainder tile of n % t. Every combination of parts gets its own loop nest
-(`scf.for` over the full tiles of each dim) with its own static tile buffers
+remainder tile of n % t. Every combination of parts gets its own loop
+with its own static tile buffers
 in the tile level (`memref.alloc` before the nest), so the compute op inside
-keeps static shapes and its verifier holds. Per tile: `dma.copy` of every
-input tile in, the compute op on the tile buffers, `dma.copy` of every output
-tile out. Tile offsets are `arith` index arithmetic on the loop variables.
+keeps static shapes and its verifier holds. The tiles of a variant are one
+`scf.for` (marked `tiling.tile_loop`) whose index splits into the per-dim tile
+indices (`arith.divui`/`remui`). Per tile: a `dma.copy` of every input tile
+in, the waits for them, the compute op on the tile buffers, a `dma.copy` of
+every output tile out and the waits for those (single buffering;
+`dma-multibuffer` overlaps them across tiles).
 """
 
 from __future__ import annotations
@@ -18,7 +21,14 @@ from dataclasses import dataclass
 from xdsl.builder import Builder, InsertPoint
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+)
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -27,6 +37,10 @@ from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.tiling import TiledOp
 from deeploy_mlir.passes.tile_select import map_dims
+
+
+#: marks the loop over the tiles of one op (what dma-multibuffer works on)
+TILE_LOOP = "tiling.tile_loop"
 
 
 @dataclass(frozen=True)
@@ -96,45 +110,73 @@ class TilingMaterialize(ModulePass):
         n_in: int,
         bufs: dict[tuple[SSAValue, tuple[int | None, ...]], SSAValue],
     ) -> None:
-        offsets: list[SSAValue | int] = []
-        for p in variant:
-            if p.count == 1:
-                offsets.append(p.base)
-                continue
-            lb, ub, one = _index(b, 0), _index(b, p.count), _index(b, 1)
+        # one loop over all tiles of the variant, its index split per dim
+        looped = [d for d, p in enumerate(variant) if p.count > 1]
+        total = 1
+        for d in looped:
+            total *= variant[d].count
+        offsets: list[SSAValue | int] = [p.base for p in variant]
+        if looped:
+            lb, ub, one = _index(b, 0), _index(b, total), _index(b, 1)
             end = scf.YieldOp()
             body = Block([end], arg_types=[IndexType()])
             loop = b.insert(scf.ForOp(lb, ub, one, [], Region(body)))
+            loop.attributes[TILE_LOOP] = UnitAttr()
             b = Builder(InsertPoint.before(end))
-            iv = loop.body.block.args[0]
-            size = _index(b, p.size)
-            off = b.insert(arith.MuliOp(iv, size)).result
-            if p.base:
-                off = b.insert(arith.AddiOp(off, _index(b, p.base))).result
-            offsets.append(off)
+            iv: SSAValue = body.args[0]
+            inner_count = 1
+            for d in reversed(looped):
+                p = variant[d]
+                idx = iv
+                if inner_count > 1:
+                    idx = b.insert(arith.DivUIOp(idx, _index(b, inner_count))).result
+                if inner_count * p.count < total:
+                    idx = b.insert(arith.RemUIOp(idx, _index(b, p.count))).result
+                off = b.insert(arith.MuliOp(idx, _index(b, p.size))).result
+                if p.base:
+                    off = b.insert(arith.AddiOp(off, _index(b, p.base))).result
+                offsets[d] = off
+                inner_count *= p.count
         consts: dict[int, SSAValue] = {}
+
+        def const(v: int) -> SSAValue:
+            if v not in consts:
+                consts[v] = _index(b, v)
+            return consts[v]
 
         def offset_values(dims: tuple[int | None, ...]) -> list[SSAValue]:
             out: list[SSAValue] = []
             for d in dims:
                 o = 0 if d is None else offsets[d]
-                if isinstance(o, int):
-                    if o not in consts:
-                        consts[o] = _index(b, o)
-                    o = consts[o]
-                out.append(o)
+                out.append(const(o) if isinstance(o, int) else o)
             return out
 
+        def tile_shape(tile: SSAValue) -> list[int]:
+            return list(T.shape_of(tile.type))
+
+        tokens: list[SSAValue] = []
         copied_in: set[SSAValue] = set()
         for v, dims in zip(values[:n_in], dims_of[:n_in], strict=True):
             tile = bufs[(v, dims)]
             if tile in copied_in:
                 continue
             copied_in.add(tile)
-            b.insert(dma.CopyOp(v, tile, offset_values(dims), "in"))
+            zeros = [const(0)] * len(tile_shape(tile))
+            c = b.insert(dma.CopyOp(v, offset_values(dims), tile, zeros, tile_shape(tile)))
+            c.token.name_hint = f"{v.name_hint or 't'}_in"
+            tokens.append(c.token)
+        for t in tokens:
+            b.insert(dma.WaitOp(t))
         ins = [bufs[(v, d)] for v, d in zip(values[:n_in], dims_of[:n_in], strict=True)]
         outs = [bufs[(v, d)] for v, d in zip(values[n_in:], dims_of[n_in:], strict=True)]
         props = {k: p for k, p in inner.properties.items() if k != "operandSegmentSizes"}
         b.insert(type(inner)(ins, (), outs, properties=props))
+        tokens = []
         for v, dims in zip(values[n_in:], dims_of[n_in:], strict=True):
-            b.insert(dma.CopyOp(bufs[(v, dims)], v, offset_values(dims), "out"))
+            tile = bufs[(v, dims)]
+            zeros = [const(0)] * len(tile_shape(tile))
+            c = b.insert(dma.CopyOp(tile, zeros, v, offset_values(dims), tile_shape(tile)))
+            c.token.name_hint = f"{v.name_hint or 't'}_out"
+            tokens.append(c.token)
+        for t in tokens:
+            b.insert(dma.WaitOp(t))

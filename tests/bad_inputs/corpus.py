@@ -811,6 +811,38 @@ for i, (opts, err) in enumerate(
         else f"deeploy-mlir: error: {err}",
         save(mlp()),
     )
+# DMA options and passes
+case(
+    "buffering_unknown",
+    [*LOWER, "--buffering", "triple"],
+    "deeploy-mlir lower: error: argument --buffering: invalid choice: 'triple' "
+    "(choose from 'single', 'double', 'double-l3')",
+    save(mlp()),
+)
+for name, pipe, err in [
+    (
+        "multibuffer_levels",
+        "training-bufferize,arena-plan,tile-select,tiling-materialize,dma-multibuffer{levels=l2}",
+        "dma-multibuffer: levels must be 'all' or 'l3-only', got 'l2'",
+    ),
+    (
+        "multibuffer_count",
+        "training-bufferize,arena-plan,tile-select,tiling-materialize,dma-multibuffer{count=0}",
+        "dma-multibuffer: count must be at least 1, got 0",
+    ),
+    (
+        "decompose_engine",
+        "training-bufferize,arena-plan,tile-select,tiling-materialize,dma-decompose{engine=x86}",
+        "dma-decompose: unknown engine 'x86' (engines: mchan, pulp-open-ram, gap9-ram; "
+        "targets: pulp-open, gap9)",
+    ),
+    (
+        "no_decompose",
+        "training-bufferize,arena-plan,tile-select,tiling-materialize,arena-plan{level=L1}",
+        "dma.copy without an engine: run dma-decompose{engine=TARGET} first",
+    ),
+]:
+    case(f"dma_{name}", [*LOWER, "--pass-pipeline", pipe], err, save(mlp()))
 case(
     "target_unknown",
     [*LOWER, "--target", "x86"],

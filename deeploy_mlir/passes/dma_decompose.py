@@ -1,0 +1,120 @@
+"""dma-decompose{engine=NAME|TARGET wait_each=true}: copies the engine accepts.
+
+Every `dma.copy` on a hop of the given engines (a target name means all of
+its engines: pulp-open = mchan + pulp-open-ram, gap9 = mchan + gap9-ram) gets
+its engine. A copy of a higher rank than the engine takes (or of more bytes)
+becomes a loop nest of sub-copies: the box dims outermost on the loc side are
+peeled, one `scf.for` each, until the remaining box is one legal transfer.
+The sub-copies are issued on one request, created where the copy was (its
+token); the copy's waits stay where they are and wait for all of them.
+
+Where the engine's sub-copies share one request that holds a single transfer
+(`shared_request`, the GAP9 L3 RAM request) each sub-copy is waited before
+the next is issued. A copy that needs no decomposition stays as it is, fully
+asynchronous. `wait_each=false` drops those waits -- only to show, in tests,
+the bug they prevent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.builder import Builder, InsertPoint
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from deeploy_mlir.dialects import dma
+from deeploy_mlir.dialects import training as T
+from deeploy_mlir.errors import DeeployError
+
+
+def _index(b: Builder, v: int) -> SSAValue:
+    return b.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))).result
+
+
+@dataclass(frozen=True)
+class DmaDecompose(ModulePass):
+    name = "dma-decompose"
+
+    engine: str = "pulp-open"
+    wait_each: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            engines = dma.engines_named(self.engine)
+        except ValueError as e:
+            raise DeeployError(f"dma-decompose: {e}") from None
+        by_hop = {e.hop: e for e in engines}
+        for copy in [o for o in op.walk() if isinstance(o, dma.CopyOp)]:
+            engine = by_hop.get(copy.hop)
+            if engine is None:
+                continue
+            if copy.engine is not None and copy.engine != engine:
+                raise DeeployError(
+                    f"dma-decompose: a copy {copy.src_level} -> {copy.dst_level} already has "
+                    f"engine '{copy.engine.engine.data}', not '{engine.engine.data}'"
+                )
+            self._decompose(copy, engine)
+
+    def _decompose(self, copy: dma.CopyOp, engine: dma.EngineAttr) -> None:
+        box = copy.box
+        # box dims, outermost on the loc side first
+        dst_st = T.shape_of(copy.dst.type)
+        src_st = T.shape_of(copy.src.type)
+        loc_strides = (
+            [dma.contiguous_strides(dst_st)[p] for p in copy.perm_list]
+            if copy.is_in
+            else dma.contiguous_strides(src_st)
+        )
+        order = sorted((k for k in range(len(box)) if box[k] > 1), key=lambda k: -loc_strides[k])
+        peeled: list[int] = []
+        sub = list(box)
+        while True:
+            probe = dma.CopyOp(
+                copy.src, list(copy.src_offsets), copy.dst, list(copy.dst_offsets), sub,
+                copy.perm_list,
+            )
+            why = probe.legality(engine)
+            probe.erase(safe_erase=False)
+            if why is None:
+                break
+            if len(peeled) == len(order):
+                raise DeeployError(
+                    f"dma-decompose: no sub-copy of a {copy.src_level} -> {copy.dst_level} copy of "
+                    f"sizes {box} fits engine '{engine.engine.data}': {why}"
+                )
+            k = order[len(peeled)]
+            peeled.append(k)
+            sub[k] = 1
+        if not peeled:
+            copy.properties["engine"] = engine
+            return
+        # a request for the sub-copies, in place of the copy's own
+        b = Builder(InsertPoint.before(copy))
+        if copy.on is not None:  # already on a request (a ring slot): keep it
+            req, slot = copy.on, copy.slot
+        else:
+            req, slot = b.insert(dma.RequestOp(1)).token, None
+        src_off: list[SSAValue] = list(copy.src_offsets)
+        dst_off: list[SSAValue] = list(copy.dst_offsets)
+        perm = copy.perm_list
+        for k in peeled:
+            lb, ub, one = _index(b, 0), _index(b, box[k]), _index(b, 1)
+            end = scf.YieldOp()
+            body = Block([end], arg_types=[IndexType()])
+            b.insert(scf.ForOp(lb, ub, one, [], Region(body)))
+            b = Builder(InsertPoint.before(end))
+            iv = body.args[0]
+            src_off[k] = b.insert(arith.AddiOp(src_off[k], iv)).result
+            dst_off[perm[k]] = b.insert(arith.AddiOp(dst_off[perm[k]], iv)).result
+        sub_copy = b.insert(
+            dma.CopyOp(copy.src, src_off, copy.dst, dst_off, sub, perm, engine, on=req, slot=slot)
+        )
+        if engine.shared and self.wait_each:
+            b.insert(dma.WaitOp(sub_copy.token))
+        copy.token.replace_all_uses_with(req)
+        Rewriter.erase_op(copy)

@@ -1,0 +1,231 @@
+"""dma-multibuffer{count=2 levels=all|l3-only}: overlap tile transfers with compute.
+
+Works on the tile loops of `tiling-materialize` (`scf.for` marked
+`tiling.tile_loop`: copies in, waits, the compute op, copies out, waits).
+Each tile buffer becomes a ring of `count` slots (`memref.alloc` of one more
+leading dim, `dma.slot` per iteration) and each copy a ring of requests
+(`dma.request count N`). Tile 0 is fetched before the loop; iteration i waits
+for its inputs, fetches tile i+1 into the next slot, waits until the output
+slot's previous write-back (tile i-count) has landed, computes, and starts
+the write-back of tile i without waiting; the loop's end waits for every
+write-back. The same boxes move as with single buffering, only earlier.
+
+It refuses, leaving the loop single-buffered with a `dma.remark` saying why:
+* an op whose output aliases an input (SGD, gradient accumulation, in-place
+  elementwise ops): the next tile's fetch would overwrite what is written back;
+* an op with several outputs in different buffers (softmax cross-entropy
+  grad and loss): their buffers are freed by different consumers;
+* a pattern in which any tensor is a scalar (one element): all of its
+  copies stay single-buffered (mixed coefficients would leave a kernel with
+  no DMA at all).
+`levels=l3-only` multibuffers only loops that move data through L3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.builder import Builder, InsertPoint
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from deeploy_mlir.dialects import dma
+from deeploy_mlir.dialects import training as T
+from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.passes.tiling_materialize import TILE_LOOP
+
+REMARK = "dma.remark"
+
+
+def _index(b: Builder, v: int) -> SSAValue:
+    return b.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))).result
+
+
+def _describe(op: Operation) -> str:
+    hint = next((o.name_hint for o in getattr(op, "outs", ()) if o.name_hint), None)
+    return f"{op.name} writing %{hint}" if hint else op.name
+
+
+def refusal(loop: scf.ForOp) -> str | None:
+    """Why the tile loop must stay single-buffered (None: it may not)."""
+    body = loop.body.block
+    computes = [o for o in body.ops if isinstance(o, T.TrainingComputeOp)]
+    copies = [o for o in body.ops if isinstance(o, dma.CopyOp)]
+    if len(computes) != 1:
+        return "the loop does not hold exactly one compute op"
+    c = computes[0]
+    for k, out in enumerate(c.outs):
+        for j, inp in enumerate(c.ins):
+            if out is inp:
+                return (
+                    f"{_describe(c)} keeps single buffering: its output #{k} aliases input #{j} "
+                    "(written in place)"
+                )
+    out_bigs = {o.dst for o in copies if o.src in set(c.outs)}
+    if len(c.outs) > 1 and len(out_bigs) > 1:
+        return (
+            f"{_describe(c)} keeps single buffering: its {len(c.outs)} outputs live in different "
+            "buffers that different consumers free"
+        )
+    for o in copies:
+        big = o.src if o.dst in set(c.ins) | set(c.outs) else o.dst
+        n = 1
+        for d in T.shape_of(big.type):
+            n *= d
+        if n == 1:
+            name = f"%{big.name_hint}" if big.name_hint else "a tensor"
+            return (
+                f"{_describe(c)}: the whole pattern falls back to single buffering: "
+                f"{name} is a scalar"
+            )
+    return None
+
+
+@dataclass(frozen=True)
+class DmaMultibuffer(ModulePass):
+    name = "dma-multibuffer"
+
+    count: int = 2
+    levels: str = "all"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.count < 1:
+            raise DeeployError(f"dma-multibuffer: count must be at least 1, got {self.count}")
+        if self.levels not in ("all", "l3-only"):
+            raise DeeployError(
+                f"dma-multibuffer: levels must be 'all' or 'l3-only', got '{self.levels}'"
+            )
+        if self.count == 1:
+            return
+        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and TILE_LOOP in o.attributes]:
+            copies = [o for o in loop.body.block.ops if isinstance(o, dma.CopyOp)]
+            if self.levels == "l3-only" and not any("L3" in c.hop for c in copies):
+                continue
+            why = refusal(loop)
+            if why is not None:
+                loop.attributes[REMARK] = StringAttr(f"dma-multibuffer: {why}")
+                continue
+            self._rewrite(loop)
+
+    def _rewrite(self, loop: scf.ForOp) -> None:
+        n = self.count
+        body = loop.body.block
+        iv = body.args[0]
+        compute = next(o for o in body.ops if isinstance(o, T.TrainingComputeOp))
+        tiles = {*compute.ins, *compute.outs}
+        ins = [o for o in body.ops if isinstance(o, dma.CopyOp) and o.dst in tiles]
+        outs = [o for o in body.ops if isinstance(o, dma.CopyOp) and o.src in tiles]
+        waits = [o for o in body.ops if isinstance(o, dma.WaitOp)]
+        # the index arithmetic that computes this iteration's offsets
+        index_ops = [
+            o for o in body.ops if isinstance(o, arith.ConstantOp | arith.DivUIOp | arith.RemUIOp
+                                              | arith.MuliOp | arith.AddiOp)
+        ]
+        # the index arithmetic first (it is pure and reads only the loop index)
+        anchor = body.first_op
+        assert anchor is not None
+        for o in index_ops:
+            if o is not anchor:
+                o.detach()
+                Rewriter.insert_op(o, InsertPoint.before(anchor))
+            else:
+                anchor = o.next_op
+                assert anchor is not None
+        outer = Builder(InsertPoint.before(loop))
+        # rings of tile buffers
+        rings: dict[SSAValue, SSAValue] = {}
+        for t in tiles:
+            alloc = t.owner
+            if not isinstance(alloc, memref.AllocOp):
+                raise DeeployError("dma-multibuffer: a tile buffer is not a memref.alloc")
+            tt = t.type
+            assert isinstance(tt, MemRefType)
+            ring_t = MemRefType(
+                tt.get_element_type(), [n, *tt.get_shape()], memory_space=tt.memory_space
+            )
+            ring = memref.AllocOp([], [], ring_t)
+            ring.memref.name_hint = f"{t.name_hint or 'tile'}_ring"
+            Rewriter.insert_op(ring, InsertPoint.before(alloc))
+            rings[t] = ring.memref
+        reqs_in = [outer.insert(dma.RequestOp(n)).token for _ in ins]
+        reqs_out = [outer.insert(dma.RequestOp(n)).token for _ in outs]
+        for r, c in zip(reqs_in + reqs_out, ins + outs, strict=True):
+            r.name_hint = c.token.name_hint
+        zero = _index(outer, 0)
+
+        def fetch(b: Builder, at: SSAValue, slot: SSAValue) -> None:
+            """Issue the input copies of tile `at` into ring slot `slot`."""
+            mapping: dict[SSAValue, SSAValue] = {iv: at}
+            for o in index_ops:
+                c = o.clone(value_mapper=mapping)
+                mapping.update(zip(o.results, c.results, strict=True))
+                b.insert(c)
+            for c, r in zip(ins, reqs_in, strict=True):
+                view = b.insert(dma.SlotOp(rings[c.dst], slot)).result
+                b.insert(
+                    dma.CopyOp(
+                        c.src,
+                        [mapping.get(v, v) for v in c.src_offsets],
+                        view,
+                        [mapping.get(v, v) for v in c.dst_offsets],
+                        c.box,
+                        c.perm_list,
+                        c.engine,
+                        on=r,
+                        slot=slot,
+                    )
+                )
+
+        fetch(outer, zero, zero)
+        # the body: slot views, waits, prefetch, compute, write-back
+        first = next(o for o in body.ops if o not in index_ops)
+        b = Builder(InsertPoint.before(first))
+        slot = b.insert(arith.RemUIOp(iv, _index(b, n))).result
+        views = {t: b.insert(dma.SlotOp(rings[t], slot)).result for t in tiles}
+        for r in reqs_in:
+            b.insert(dma.WaitOp(r, slot))
+        nxt = b.insert(arith.AddiOp(iv, _index(b, 1))).result
+        more = b.insert(arith.CmpiOp(nxt, loop.ub, "ult")).result
+        then = Block([scf.YieldOp()])
+        b.insert(scf.IfOp(more, [], Region(then), None))
+        tb = Builder(InsertPoint.before(then.last_op))  # type: ignore[arg-type]
+        fetch(tb, nxt, tb.insert(arith.RemUIOp(nxt, _index(tb, n))).result)
+        for r in reqs_out:
+            b.insert(dma.WaitOp(r, slot))
+        # compute on the slots
+        props = {k: p for k, p in compute.properties.items() if k != "operandSegmentSizes"}
+        new = b.insert(
+            type(compute)(
+                [views.get(v, v) for v in compute.ins],
+                (),
+                [views.get(v, v) for v in compute.outs],
+                properties=props,
+            )
+        )
+        new.attributes.update(compute.attributes)
+        Rewriter.erase_op(compute)
+        for c, r in zip(outs, reqs_out, strict=True):
+            b.insert(
+                dma.CopyOp(
+                    views[c.src], list(c.src_offsets), c.dst, list(c.dst_offsets), c.box,
+                    c.perm_list, c.engine, on=r, slot=slot,
+                )
+            )
+        for w in waits:
+            Rewriter.erase_op(w)
+        for c in ins + outs:
+            Rewriter.erase_op(c, safe_erase=False)
+        # every write-back has landed after the loop
+        after = Builder(InsertPoint.after(loop))
+        ks = [_index(after, k) for k in range(n)]
+        for r in reqs_out:
+            for k in ks:
+                after.insert(dma.WaitOp(r, k))
+        for t in tiles:
+            alloc = t.owner
+            assert isinstance(alloc, Operation)
+            Rewriter.erase_op(alloc)
