@@ -103,6 +103,12 @@ def _common(p: argparse.ArgumentParser) -> None:
         "each whole tensor in L1; none: kernels run on the L2 buffers",
     )
     p.add_argument(
+        "--l1-as-l2",
+        action="store_true",
+        help="allocate the L1 buffers in L2 and do the L2<->L1 copies with memcpy "
+        "(a baseline and debugging mode; the numbers do not change)",
+    )
+    p.add_argument(
         "--weights-in-l3",
         action="store_true",
         help="keep every parameter in L3 (staged through L2 around each op that uses it); "
@@ -256,7 +262,13 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
                 f"the {level} arena needs {size} bytes but the {level} budget is {cap} bytes "
                 f"(--{level.lower()})"
             )
-    opts = EmitOptions(target=args.target, steps=steps, accum=accum, lr=getattr(args, "lr", 0.01))
+    opts = EmitOptions(
+        target=args.target,
+        steps=steps,
+        accum=accum,
+        lr=getattr(args, "lr", 0.01),
+        l1_as_l2=args.l1_as_l2,
+    )
     project = Project(module, model.params, data, opts)
     return Compiled(model, project, data)
 
@@ -345,8 +357,22 @@ def build_and_run(project_dir: Path, on: str = "host") -> str:
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if r.returncode != 0:
         raise RuntimeError(f"the generated program failed ({r.returncode}):\n{r.stdout}{r.stderr}")
-    # QEMU's semihosting console writes the program's printf to stderr
-    return r.stdout if on == "host" else r.stdout + r.stderr
+    # QEMU's semihosting console writes the program's printf to stderr; the
+    # host emulation writes its DMA counters there at exit
+    return r.stdout + r.stderr
+
+
+_DMA_LINE = re.compile(r"^dm-host: dma (L\d->L\d) transfers=(\d+) bytes=(\d+)$")
+
+
+def parse_dma_counters(text: str) -> dict[str, dict[str, int]]:
+    """The host emulation's exit counters: {"L2->L1": {"transfers", "bytes"}, ...}."""
+    out: dict[str, dict[str, int]] = {}
+    for line in text.splitlines():
+        m = _DMA_LINE.match(line.strip())
+        if m:
+            out[m.group(1)] = {"transfers": int(m.group(2)), "bytes": int(m.group(3))}
+    return out
 
 
 def parse_bench(text: str) -> dict[str, list[int]]:
@@ -381,6 +407,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             "losses": losses,
             "params": {k: v.reshape(shapes[k]).tolist() for k, v in params.items()},
         }
+        dma_counts = parse_dma_counters(stdout)
+        if dma_counts:
+            doc["dma"] = dma_counts
         if args.on == "qemu":
             bench = parse_bench(stdout)
             doc["bench"] = {

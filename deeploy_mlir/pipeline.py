@@ -49,7 +49,10 @@ def pipeline_for(
     if tiling != "none":
         solver = "z3" if tiling == "tiled" else "untiled"
         buffers = 2 if buffering == "double" and tiling == "tiled" else 1
-        passes += [f"tile-select{{l1={l1} solver={solver} buffers={buffers}}}", "tiling-materialize"]
+        passes += [
+            f"tile-select{{l1={l1} solver={solver} buffers={buffers}}}",
+            "tiling-materialize",
+        ]
         if buffering == "double":
             passes.append("dma-multibuffer{count=2 levels=all}")
         elif buffering == "double-l3":

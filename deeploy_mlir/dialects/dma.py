@@ -292,9 +292,7 @@ class RequestOp(IRDLOperation):
     assembly_format = "`count` $count attr-dict"
 
     def __init__(self, count: int = 1):
-        super().__init__(
-            properties={"count": IntegerAttr(count, i64)}, result_types=[TokenType()]
-        )
+        super().__init__(properties={"count": IntegerAttr(count, i64)}, result_types=[TokenType()])
 
     def verify_(self) -> None:
         if self.count.value.data < 1:
@@ -527,6 +525,9 @@ class CopyOp(IRDLOperation):
             raise VerifyException("a copy moves data between two memory levels")
         if (self.slot is not None) and self.on is None:
             raise VerifyException("a slot index needs a request ring (`on`)")
+        self._verify_engine()
+
+    def _verify_engine(self) -> None:
         if self.engine is not None:
             why = self.legality(self.engine)
             if why is not None:

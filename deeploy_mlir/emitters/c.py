@@ -106,6 +106,8 @@ class _FnCtx:
     exprs: dict[SSAValue, str] = field(default_factory=dict[SSAValue, str])
     #: C lvalue of each DMA request (ring) value
     requests: dict[SSAValue, str] = field(default_factory=dict[SSAValue, str])
+    #: L2 <-> L1 copies as memcpy (the L1 arena lives in L2)
+    l1_as_l2: bool = False
 
     def ptr(self, v: SSAValue) -> str:
         return self.exprs[v]
@@ -170,8 +172,7 @@ def _root_request(token: SSAValue) -> SSAValue:
 def _box_origin(base: str, shape: Sequence[int], offsets: Sequence[str], elem: int) -> str:
     """Byte address expression of a box origin: base + linear offset."""
     st = dma.contiguous_strides(shape)
-    terms = [f"{o} * {s}u" if s != 1 else o for o, s in zip(offsets, st, strict=True)
-             if o != "0u"]
+    terms = [f"{o} * {s}u" if s != 1 else o for o, s in zip(offsets, st, strict=True) if o != "0u"]
     if not terms:
         return f"(uintptr_t){base}"
     return f"((uintptr_t){base} + ({' + '.join(terms)}) * {elem}u)"
@@ -196,6 +197,19 @@ def _dma_copy(op: dma.CopyOp, cx: _FnCtx) -> list[str]:
     dims = op.pattern()
     size = op.bytes()
     lines: list[str] = []
+    if fam == "mchan" and cx.l1_as_l2:  # synchronous copies, no request
+        d, s_ = (loc, ext) if op.is_in else (ext, loc)
+        if len(dims) == 1:
+            return [f"memcpy((void *){d}, (const void *){s_}, {size}u);"]
+        rows, row = dims[0].count, dims[1].count
+        ext_step = f"r * {dims[0].ext}u"
+        loc_step = f"r * {row}u"
+        d_r, s_r = (loc_step, ext_step) if op.is_in else (ext_step, loc_step)
+        return [
+            f"for (uint32_t r = 0; r < {rows}u; r++) {{",
+            f"    memcpy((void *)({d} + {d_r}), (const void *)({s_} + {s_r}), {row}u);",
+            "}",
+        ]
     if op.on is None:
         var = cx.new_request(op.token, _REQ_TYPE[fam])
         lines += [f"{_REQ_TYPE[fam]} {var};", f'DM_REQ_NAME(&{var}, "{var}");']
@@ -221,6 +235,70 @@ def _dma_copy(op: dma.CopyOp, cx: _FnCtx) -> list[str]:
                 f"{dims[0].ext}u, {dims[1].count}u, {e2l}, &{req});"
             )
     return lines
+
+
+_INDEX_OPS: dict[type, str] = {
+    arith.MuliOp: "*",
+    arith.AddiOp: "+",
+    arith.SubiOp: "-",
+    arith.DivUIOp: "/",
+    arith.RemUIOp: "%",
+}
+#: arith.cmpi predicates on indices (signed and unsigned agree: indices are >= 0)
+_CMP = {0: "==", 1: "!=", 2: "<", 3: "<=", 6: "<", 7: "<="}
+
+
+def _value_expr(op: Operation, cx: _FnCtx, globals_: dict[str, str]) -> bool:
+    """Ops that become a C expression, not a statement; False for the others."""
+    match op:
+        case T.ArenaViewOp():
+            cx.exprs[op.result] = (
+                f"(({c_type(op.result.type)} *)(dm_arena_{op.level} + {op.offset.value.data}u))"
+            )
+        case memref.GetGlobalOp():
+            cx.exprs[op.memref] = globals_[op.name_.string_value()]
+        case arith.ConstantOp():
+            assert isinstance(op.value, IntegerAttr)
+            cx.exprs[op.result] = f"{op.value.value.data}u"
+        case arith.CmpiOp():
+            pred = op.predicate.value.data
+            if pred not in _CMP:
+                raise DeeployError(f"the C emitter does not handle arith.cmpi {pred}")
+            cx.exprs[op.result] = f"({cx.ptr(op.lhs)} {_CMP[pred]} {cx.ptr(op.rhs)})"
+        case dma.SlotOp():
+            n = 1
+            for d in T.shape_of(op.result.type):
+                n *= d
+            cx.exprs[op.result] = f"({cx.ptr(op.ring)} + {cx.ptr(op.index)} * {n}u)"
+        case _ if type(op) in _INDEX_OPS:
+            lhs, rhs = op.operands
+            cx.exprs[op.results[0]] = f"({cx.ptr(lhs)} {_INDEX_OPS[type(op)]} {cx.ptr(rhs)})"
+        case _:
+            return False
+    return True
+
+
+def _dma_statements(op: Operation, cx: _FnCtx) -> list[str] | None:
+    """C statements of a dma op (None: not a dma op)."""
+    match op:
+        case dma.CopyOp():
+            return _dma_copy(op, cx)
+        case dma.RequestOp():
+            fam = _family(_request_engine(op.token))
+            if fam == "mchan" and cx.l1_as_l2:
+                return []
+            var = cx.new_request(op.token, _REQ_TYPE[fam])
+            n = op.count.value.data
+            return [f"{_REQ_TYPE[fam]} {var}[{n}];"] + [
+                f'DM_REQ_NAME(&{var}[{k}], "{var}[{k}]");' for k in range(n)
+            ]
+        case dma.WaitOp():
+            fam = _family(_request_engine(_root_request(op.token)))
+            if fam == "mchan" and cx.l1_as_l2:
+                return []
+            return [f"{_WAIT[fam]}(&{cx.request(op.token, op.slot)});"]
+        case _:
+            return None
 
 
 def _strides(shape: Sequence[int]) -> list[int]:
@@ -395,6 +473,9 @@ class EmitOptions:
     accum: int = 1
     lr: float = 0.01
     num_cores: int = 8
+    #: L1 buffers allocated in L2 and the L2 <-> L1 copies done with memcpy
+    #: (a baseline and debugging mode: the numbers must not change)
+    l1_as_l2: bool = False
 
 
 @dataclass
@@ -430,7 +511,7 @@ class Project:
             self.functions[fname] = self._function(fn, globals_, seen)
 
     def _function(self, fn: func.FuncOp, globals_: dict[str, str], seen: set[str]) -> list[str]:
-        cx = _FnCtx()
+        cx = _FnCtx(l1_as_l2=self.opts.l1_as_l2)
         block = fn.body.blocks.first
         assert block is not None
         for i, a in enumerate(block.args):
@@ -462,20 +543,13 @@ class Project:
         pad = "    " * depth
         lines: list[str] = []
         for op in block.ops:
+            if _value_expr(op, cx, globals_):
+                continue
+            dma_lines = _dma_statements(op, cx)
+            if dma_lines is not None:
+                lines += [pad + ln for ln in dma_lines]
+                continue
             match op:
-                case T.ArenaViewOp():
-                    cx.exprs[op.result] = (
-                        f"(({c_type(op.result.type)} *)(dm_arena_{op.level} + "
-                        f"{op.offset.value.data}u))"
-                    )
-                case memref.GetGlobalOp():
-                    cx.exprs[op.memref] = globals_[op.name_.string_value()]
-                case arith.ConstantOp():
-                    assert isinstance(op.value, IntegerAttr)
-                    cx.exprs[op.result] = f"{op.value.value.data}u"
-                case arith.MuliOp() | arith.AddiOp():
-                    sym = "*" if isinstance(op, arith.MuliOp) else "+"
-                    cx.exprs[op.result] = f"({cx.ptr(op.lhs)} {sym} {cx.ptr(op.rhs)})"
                 case scf.ForOp():
                     iv = f"i{depth}_{len(cx.exprs)}"
                     cx.exprs[op.body.block.args[0]] = iv
@@ -485,33 +559,6 @@ class Project:
                     )
                     lines += self._block(op.body.block, cx, globals_, depth + 1)
                     lines.append(f"{pad}}}")
-                case dma.CopyOp():
-                    lines += [pad + ln for ln in _dma_copy(op, cx)]
-                case dma.RequestOp():
-                    fam = _family(_request_engine(op.token))
-                    var = cx.new_request(op.token, _REQ_TYPE[fam])
-                    n = op.count.value.data
-                    lines.append(f"{pad}{_REQ_TYPE[fam]} {var}[{n}];")
-                    for k in range(n):
-                        lines.append(f'{pad}DM_REQ_NAME(&{var}[{k}], "{var}[{k}]");')
-                case dma.WaitOp():
-                    fam = _family(_request_engine(_root_request(op.token)))
-                    lines.append(f"{pad}{_WAIT[fam]}(&{cx.request(op.token, op.slot)});")
-                case dma.SlotOp():
-                    shape = T.shape_of(op.result.type)
-                    n = 1
-                    for d in shape:
-                        n *= d
-                    cx.exprs[op.result] = f"({cx.ptr(op.ring)} + {cx.ptr(op.index)} * {n}u)"
-                case arith.DivUIOp() | arith.RemUIOp() | arith.SubiOp():
-                    sym = {arith.DivUIOp: "/", arith.RemUIOp: "%", arith.SubiOp: "-"}[type(op)]
-                    cx.exprs[op.result] = f"({cx.ptr(op.lhs)} {sym} {cx.ptr(op.rhs)})"
-                case arith.CmpiOp():
-                    cmp = {2: "<", 6: "<", 3: "<=", 7: "<=", 0: "==", 1: "!="}
-                    pred = op.predicate.value.data
-                    if pred not in cmp:
-                        raise DeeployError(f"the C emitter does not handle arith.cmpi {pred}")
-                    cx.exprs[op.result] = f"({cx.ptr(op.lhs)} {cmp[pred]} {cx.ptr(op.rhs)})"
                 case scf.IfOp():
                     if op.results:
                         raise DeeployError("the C emitter does not handle scf.if with results")
@@ -712,3 +759,24 @@ def write_project(project: Project, out: Path) -> None:
 
 def emitted_sources(files: Mapping[str, str]) -> Sequence[str]:
     return [k for k in files if k.endswith((".c", ".h"))]
+
+
+class _Statements:
+    """Emits the C statements of one function outside a whole project."""
+
+    _block = Project._block
+
+    def __init__(self) -> None:
+        self.env = template_env()
+        self.n_calls = 0
+
+
+def function_statements(fn: func.FuncOp, arg_exprs: Sequence[str]) -> list[str]:
+    """C statements of `fn`'s body with its arguments spelled `arg_exprs`
+    (for tests and tools that wrap one function in their own C)."""
+    block = fn.body.blocks.first
+    assert block is not None
+    cx = _FnCtx()
+    for a, e in zip(block.args, arg_exprs, strict=True):
+        cx.exprs[a] = e
+    return _Statements()._block(block, cx, {}, 1)  # type: ignore[arg-type]

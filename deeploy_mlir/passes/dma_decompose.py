@@ -75,7 +75,11 @@ class DmaDecompose(ModulePass):
         sub = list(box)
         while True:
             probe = dma.CopyOp(
-                copy.src, list(copy.src_offsets), copy.dst, list(copy.dst_offsets), sub,
+                copy.src,
+                list(copy.src_offsets),
+                copy.dst,
+                list(copy.dst_offsets),
+                sub,
                 copy.perm_list,
             )
             why = probe.legality(engine)

@@ -85,6 +85,34 @@ def refusal(loop: scf.ForOp) -> str | None:
     return None
 
 
+def _hoist(body: Block, index_ops: list[Operation]) -> None:
+    """Move the index arithmetic to the top of the loop body (it is pure and
+    reads only the loop index), keeping its order."""
+    anchor = body.first_op
+    assert anchor is not None
+    for o in index_ops:
+        if o is anchor:
+            anchor = o.next_op
+            assert anchor is not None
+            continue
+        o.detach()
+        Rewriter.insert_op(o, InsertPoint.before(anchor))
+
+
+def _ring(tile: SSAValue, n: int) -> SSAValue:
+    """A ring of `n` slots shaped like `tile`, allocated where `tile` was."""
+    alloc = tile.owner
+    if not isinstance(alloc, memref.AllocOp):
+        raise DeeployError("dma-multibuffer: a tile buffer is not a memref.alloc")
+    tt = tile.type
+    assert isinstance(tt, MemRefType)
+    ring_t = MemRefType(tt.get_element_type(), [n, *tt.get_shape()], memory_space=tt.memory_space)
+    ring = memref.AllocOp([], [], ring_t)
+    ring.memref.name_hint = f"{tile.name_hint or 'tile'}_ring"
+    Rewriter.insert_op(ring, InsertPoint.before(alloc))
+    return ring.memref
+
+
 @dataclass(frozen=True)
 class DmaMultibuffer(ModulePass):
     name = "dma-multibuffer"
@@ -101,7 +129,9 @@ class DmaMultibuffer(ModulePass):
             )
         if self.count == 1:
             return
-        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and TILE_LOOP in o.attributes]:
+        for loop in [
+            o for o in op.walk() if isinstance(o, scf.ForOp) and TILE_LOOP in o.attributes
+        ]:
             copies = [o for o in loop.body.block.ops if isinstance(o, dma.CopyOp)]
             if self.levels == "l3-only" and not any("L3" in c.hop for c in copies):
                 continue
@@ -122,35 +152,15 @@ class DmaMultibuffer(ModulePass):
         waits = [o for o in body.ops if isinstance(o, dma.WaitOp)]
         # the index arithmetic that computes this iteration's offsets
         index_ops = [
-            o for o in body.ops if isinstance(o, arith.ConstantOp | arith.DivUIOp | arith.RemUIOp
-                                              | arith.MuliOp | arith.AddiOp)
-        ]
-        # the index arithmetic first (it is pure and reads only the loop index)
-        anchor = body.first_op
-        assert anchor is not None
-        for o in index_ops:
-            if o is not anchor:
-                o.detach()
-                Rewriter.insert_op(o, InsertPoint.before(anchor))
-            else:
-                anchor = o.next_op
-                assert anchor is not None
-        outer = Builder(InsertPoint.before(loop))
-        # rings of tile buffers
-        rings: dict[SSAValue, SSAValue] = {}
-        for t in tiles:
-            alloc = t.owner
-            if not isinstance(alloc, memref.AllocOp):
-                raise DeeployError("dma-multibuffer: a tile buffer is not a memref.alloc")
-            tt = t.type
-            assert isinstance(tt, MemRefType)
-            ring_t = MemRefType(
-                tt.get_element_type(), [n, *tt.get_shape()], memory_space=tt.memory_space
+            o
+            for o in body.ops
+            if isinstance(
+                o, arith.ConstantOp | arith.DivUIOp | arith.RemUIOp | arith.MuliOp | arith.AddiOp
             )
-            ring = memref.AllocOp([], [], ring_t)
-            ring.memref.name_hint = f"{t.name_hint or 'tile'}_ring"
-            Rewriter.insert_op(ring, InsertPoint.before(alloc))
-            rings[t] = ring.memref
+        ]
+        _hoist(body, index_ops)
+        outer = Builder(InsertPoint.before(loop))
+        rings = {t: _ring(t, n) for t in tiles}
         reqs_in = [outer.insert(dma.RequestOp(n)).token for _ in ins]
         reqs_out = [outer.insert(dma.RequestOp(n)).token for _ in outs]
         for r, c in zip(reqs_in + reqs_out, ins + outs, strict=True):
@@ -211,8 +221,15 @@ class DmaMultibuffer(ModulePass):
         for c, r in zip(outs, reqs_out, strict=True):
             b.insert(
                 dma.CopyOp(
-                    views[c.src], list(c.src_offsets), c.dst, list(c.dst_offsets), c.box,
-                    c.perm_list, c.engine, on=r, slot=slot,
+                    views[c.src],
+                    list(c.src_offsets),
+                    c.dst,
+                    list(c.dst_offsets),
+                    c.box,
+                    c.perm_list,
+                    c.engine,
+                    on=r,
+                    slot=slot,
                 )
             )
         for w in waits:

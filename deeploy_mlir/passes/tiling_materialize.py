@@ -38,7 +38,6 @@ from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.tiling import TiledOp
 from deeploy_mlir.passes.tile_select import map_dims
 
-
 #: marks the loop over the tiles of one op (what dma-multibuffer works on)
 TILE_LOOP = "tiling.tile_loop"
 
@@ -60,6 +59,40 @@ def parts(n: int, t: int) -> list[Part]:
 
 def _index(b: Builder, v: int) -> SSAValue:
     return b.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))).result
+
+
+def _tile_loop(b: Builder, variant: tuple[Part, ...]) -> tuple[Builder, list[SSAValue | int]]:
+    """One loop over all tiles of the variant (none for a single tile), its
+    index split into the per-dim tile offsets. Returns a builder inside the
+    loop and the offset of each dim (an int where it is constant)."""
+    looped = [d for d, p in enumerate(variant) if p.count > 1]
+    total = 1
+    for d in looped:
+        total *= variant[d].count
+    offsets: list[SSAValue | int] = [p.base for p in variant]
+    if not looped:
+        return b, offsets
+    lb, ub, one = _index(b, 0), _index(b, total), _index(b, 1)
+    end = scf.YieldOp()
+    body = Block([end], arg_types=[IndexType()])
+    loop = b.insert(scf.ForOp(lb, ub, one, [], Region(body)))
+    loop.attributes[TILE_LOOP] = UnitAttr()
+    b = Builder(InsertPoint.before(end))
+    iv: SSAValue = body.args[0]
+    inner_count = 1
+    for d in reversed(looped):
+        p = variant[d]
+        idx = iv
+        if inner_count > 1:
+            idx = b.insert(arith.DivUIOp(idx, _index(b, inner_count))).result
+        if inner_count * p.count < total:
+            idx = b.insert(arith.RemUIOp(idx, _index(b, p.count))).result
+        off = b.insert(arith.MuliOp(idx, _index(b, p.size))).result
+        if p.base:
+            off = b.insert(arith.AddiOp(off, _index(b, p.base))).result
+        offsets[d] = off
+        inner_count *= p.count
+    return b, offsets
 
 
 @dataclass(frozen=True)
@@ -110,33 +143,7 @@ class TilingMaterialize(ModulePass):
         n_in: int,
         bufs: dict[tuple[SSAValue, tuple[int | None, ...]], SSAValue],
     ) -> None:
-        # one loop over all tiles of the variant, its index split per dim
-        looped = [d for d, p in enumerate(variant) if p.count > 1]
-        total = 1
-        for d in looped:
-            total *= variant[d].count
-        offsets: list[SSAValue | int] = [p.base for p in variant]
-        if looped:
-            lb, ub, one = _index(b, 0), _index(b, total), _index(b, 1)
-            end = scf.YieldOp()
-            body = Block([end], arg_types=[IndexType()])
-            loop = b.insert(scf.ForOp(lb, ub, one, [], Region(body)))
-            loop.attributes[TILE_LOOP] = UnitAttr()
-            b = Builder(InsertPoint.before(end))
-            iv: SSAValue = body.args[0]
-            inner_count = 1
-            for d in reversed(looped):
-                p = variant[d]
-                idx = iv
-                if inner_count > 1:
-                    idx = b.insert(arith.DivUIOp(idx, _index(b, inner_count))).result
-                if inner_count * p.count < total:
-                    idx = b.insert(arith.RemUIOp(idx, _index(b, p.count))).result
-                off = b.insert(arith.MuliOp(idx, _index(b, p.size))).result
-                if p.base:
-                    off = b.insert(arith.AddiOp(off, _index(b, p.base))).result
-                offsets[d] = off
-                inner_count *= p.count
+        b, offsets = _tile_loop(b, variant)
         consts: dict[int, SSAValue] = {}
 
         def const(v: int) -> SSAValue:

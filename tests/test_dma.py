@@ -1,0 +1,181 @@
+"""DMA end to end: every example, tiled at 16 KiB of L1, single and double
+buffered, with its weights in L2 and forced to L3, trains on the host
+emulation to onnxruntime-training's numbers; the emulation lands each async
+copy at its wait (so a missing or late wait gives wrong numbers or an abort)
+and counts the bytes and transfers of every hop, which must be the same for
+single and double buffering (double buffering moves the same boxes, earlier).
+
+Also: a rank-3 transposing L3 -> L2 copy decomposed for GAP9, whose L3 RAM
+request holds one transfer at a time: with the per-sub-copy waits the emitted
+C moves the right bytes; with them disabled (`wait_each=false`) the
+emulation catches the reused request."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import example_dirs, load_expected, run_cli
+
+EXAMPLES = example_dirs()
+
+
+def _train(d: Path, tmp: Path, *opts: object) -> dict:
+    exp = load_expected(d)
+    out = tmp / "out.json"
+    r = run_cli(
+        "run",
+        d,
+        "--data",
+        d / "data.npz",
+        "--steps",
+        exp["steps"],
+        "--accum",
+        exp["accum"],
+        "--lr",
+        exp["lr"],
+        "--json",
+        out,
+        "--l1",
+        16384,
+        *opts,
+    )
+    assert r.code == 0, r.err
+    got = json.loads(out.read_text())
+    np.testing.assert_allclose(got["losses"], exp["losses"], rtol=1e-4)
+    for name, want in exp["params"].items():
+        np.testing.assert_allclose(
+            np.array(got["params"][name]), np.array(want), rtol=1e-4, atol=1e-6, err_msg=name
+        )
+    return got
+
+
+@pytest.mark.parametrize("target", ["pulp-open", "gap9"])
+@pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
+def test_single_and_double_buffering_match_and_move_the_same_bytes(
+    d: Path, target: str, tmp_path: Path
+) -> None:
+    single = _train(d, tmp_path, "--target", target, "--buffering", "single")
+    double = _train(d, tmp_path, "--target", target, "--buffering", "double")
+    assert single["dma"]["L2->L1"]["bytes"] > 0
+    assert single["dma"] == double["dma"]
+
+
+@pytest.mark.parametrize("buffering", ["single", "double", "double-l3"])
+@pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
+def test_weights_forced_to_l3(d: Path, buffering: str, tmp_path: Path) -> None:
+    got = _train(d, tmp_path, "--target", "gap9", "--weights-in-l3", "--buffering", buffering)
+    # every parameter is fetched from L3 at least once per training step
+    exp = load_expected(d)
+    n_mb = exp["steps"] * exp["accum"]
+    param_bytes = sum(np.array(v, dtype=np.float32).nbytes for v in exp["params"].values())
+    assert got["dma"]["L3->L2"]["bytes"] >= n_mb * param_bytes
+    assert got["dma"]["L2->L3"]["bytes"] >= exp["steps"] * param_bytes  # SGD writes them
+
+
+def test_an_l2_budget_too_small_puts_tensors_in_l3(tmp_path: Path) -> None:
+    d = EXAMPLES[-1]
+    rep = run_cli("report", d, "--json", "--tiling", "none", "--l2", 40000)
+    assert rep.code == 0, rep.err
+    doc = json.loads(rep.out)
+    assert doc["memory"]["L2"]["arena_bytes"] <= 40000
+    assert doc["memory"]["L3"]["arena_bytes"] > 0
+    _train(d, tmp_path, "--l2", 40000)
+
+
+# -- the shared-request bug ------------------------------------------------
+
+RANK3 = """
+func.func @f(%a: memref<2x3x4xf32, "L3">, %b: memref<4x3x2xf32, "L2">) {
+  %c0 = arith.constant 0 : index
+  %t = dma.copy %a[%c0, %c0, %c0] -> %b[%c0, %c0, %c0] sizes [2, 3, 4] perm [2, 1, 0]
+       : memref<2x3x4xf32, "L3">, memref<4x3x2xf32, "L2">
+  dma.wait %t
+  func.return
+}
+"""
+
+MAIN = r"""
+#include <stdio.h>
+#include <string.h>
+#include "pmsis.h"
+#include "dm_dma.h"
+
+uint32_t dm_arena_L3;
+struct pi_device dm_ram;
+
+static void body(uint32_t a, float *b)
+{
+%s
+}
+
+int main(void)
+{
+    struct pi_default_ram_conf conf;
+    float src[24], dst[24];
+    pi_default_ram_conf_init(&conf);
+    pi_open_from_conf(&dm_ram, &conf);
+    if (pi_ram_open(&dm_ram) != 0) return 1;
+    if (pi_ram_alloc(&dm_ram, &dm_arena_L3, sizeof src) != 0) return 1;
+    for (int i = 0; i < 24; i++) src[i] = (float)i;
+    pi_ram_write(&dm_ram, dm_arena_L3, src, sizeof src);
+    body(dm_arena_L3, dst);
+    for (int i = 0; i < 24; i++) printf("%%g\n", (double)dst[i]);
+    return 0;
+}
+"""
+
+
+def _emit_and_run(tmp: Path, wait_each: bool) -> subprocess.CompletedProcess[str]:
+    from xdsl.parser import Parser
+
+    from deeploy_mlir.emitters.c import function_statements, runtime_dir
+    from deeploy_mlir.pipeline import make_context, parse_pipeline
+
+    ctx = make_context()
+    module = Parser(ctx, RANK3).parse_module()
+    spec = f"dma-decompose{{engine=gap9 wait_each={'true' if wait_each else 'false'}}}"
+    for p in parse_pipeline(spec).passes:
+        p.apply(ctx, module)
+    fn = next(iter(module.ops))
+    lines = function_statements(fn, ["a", "b"])  # type: ignore[arg-type]
+    src = tmp / "main.c"
+    src.write_text(MAIN % "\n".join(lines))
+    rt = runtime_dir()
+    exe = tmp / "main"
+    build = subprocess.run(
+        [
+            "gcc",
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            f"-I{rt / 'host'}",
+            f"-I{rt / 'include'}",
+            str(src),
+            str(rt / "host" / "pmsis_host.c"),
+            "-o",
+            str(exe),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stderr
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+
+
+def test_per_subcopy_waits_make_the_shared_request_safe(tmp_path: Path) -> None:
+    r = _emit_and_run(tmp_path, wait_each=True)
+    assert r.returncode == 0, r.stderr
+    got = np.array([float(x) for x in r.stdout.split()], dtype=np.float32)
+    want = np.arange(24, dtype=np.float32).reshape(2, 3, 4).transpose(2, 1, 0).ravel()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_without_the_waits_the_emulation_catches_the_reused_request(tmp_path: Path) -> None:
+    r = _emit_and_run(tmp_path, wait_each=False)
+    assert r.returncode != 0
+    assert "reused while a transfer is in flight" in r.stderr, r.stderr
