@@ -42,7 +42,8 @@ def pipeline_for(
     passes = ["training-inplace-alias"] if inplace else []
     passes.append("training-bufferize{level=L2}")
     if l2 or weights != "L2":
-        passes.append(f"memory-home{{l2={l2} weights={weights}}}")
+        prefetch = "true" if buffering != "single" else "false"
+        passes.append(f"memory-home{{l2={l2} weights={weights} prefetch={prefetch}}}")
     passes.append("arena-plan{level=L2}")
     if l2 or weights != "L2":
         passes.append("arena-plan{level=L3}")

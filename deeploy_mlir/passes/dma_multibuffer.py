@@ -18,7 +18,9 @@ It refuses, leaving the loop single-buffered with a `dma.remark` saying why:
 * a pattern in which any tensor is a scalar (one element): all of its
   copies stay single-buffered (mixed coefficients would leave a kernel with
   no DMA at all).
-`levels=l3-only` multibuffers only loops that move data through L3.
+`levels=l3-only` leaves the L2 <-> L1 tile loops single-buffered (the L3 hop is
+overlapped by memory-home{prefetch=true}, which issues each whole-tensor L3
+fetch one op early).
 """
 
 from __future__ import annotations
@@ -134,7 +136,7 @@ class DmaMultibuffer(ModulePass):
         ]:
             copies = [o for o in loop.body.block.ops if isinstance(o, dma.CopyOp)]
             if self.levels == "l3-only" and not any("L3" in c.hop for c in copies):
-                continue
+                continue  # the L2 <-> L1 hop stays single-buffered
             why = refusal(loop)
             if why is not None:
                 loop.attributes[REMARK] = StringAttr(f"dma-multibuffer: {why}")

@@ -14,7 +14,9 @@ and its wait before the op if the op reads it, an L2 -> L3 copy and its wait
 after the op if the op writes it -- so the L3 hop moves whole tensors, and
 tiling then moves tiles of the staged tensor between L2 and L1. The staging
 buffers are ordinary L2 allocations: arena-plan overlaps them like any other
-temporary, and their bytes count against the budget.
+temporary, and their bytes count against the budget. With `prefetch=true`
+each L3 fetch is issued one op earlier, so that it flies while the previous
+op computes (its stage buffer then lives one op longer).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder, InsertPoint
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     FunctionType,
     IndexType,
@@ -33,7 +35,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -120,6 +122,61 @@ def _l2_arena(module: ModuleOp) -> int:
     return a.value.data if isinstance(a, IntegerAttr) else 0
 
 
+def _is_l3_fetch(o: Operation) -> bool:
+    return (
+        isinstance(o, dma.CopyOp)
+        and o.src_level == "L3"
+        and isinstance(o.dst.owner, memref.AllocOp)
+        and o.dst.owner.parent_block() is o.parent_block()
+    )
+
+
+def _writes(o: Operation, l3: SSAValue) -> bool:
+    """Whether `o` is a store into `l3` or the wait of one."""
+    if isinstance(o, dma.WaitOp):
+        owner = o.token.owner
+        return isinstance(owner, dma.CopyOp) and owner.dst is l3
+    return isinstance(o, dma.CopyOp) and o.dst is l3
+
+
+def _prefetch_l3(block: Block) -> None:
+    """Issue each whole-tensor L3 -> L2 fetch (memory-home's staging) one op
+    earlier, so that it flies while the previous op computes; its wait stays
+    before the op that reads it. A fetch never moves above a write of its L3
+    source (the store copy or its wait)."""
+    for fetch in [o for o in block.ops if _is_l3_fetch(o)]:
+        assert isinstance(fetch, dma.CopyOp)
+        alloc = fetch.dst.owner
+        assert isinstance(alloc, Operation)
+        group = [alloc]  # the stage buffer, its index constants, the copy
+        cur = alloc.next_op
+        while cur is not None and cur is not fetch:
+            if not isinstance(cur, arith.ConstantOp):
+                break
+            group.append(cur)
+            cur = cur.next_op
+        if cur is not fetch:
+            continue
+        group.append(fetch)
+        target: Operation | None = None
+        prev = alloc.prev_op
+        while prev is not None:
+            if _writes(prev, fetch.src):
+                break
+            if isinstance(prev, T.TrainingComputeOp | scf.ForOp):
+                target = prev
+                break
+            prev = prev.prev_op
+        if target is None:
+            continue
+        for o in group:
+            o.detach()
+            Rewriter.insert_op(o, InsertPoint.before(target))
+        fetch.attributes["dma.remark"] = StringAttr(
+            "memory-home: L3 fetch issued one op early (overlaps its compute)"
+        )
+
+
 @dataclass(frozen=True)
 class MemoryHome(ModulePass):
     name = "memory-home"
@@ -127,6 +184,8 @@ class MemoryHome(ModulePass):
     #: L2 budget in bytes (0: no budget, only `weights` decides)
     l2: int = 0
     weights: str = "L2"
+    #: issue each L3 fetch one op early (double buffering of the L3 hop)
+    prefetch: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.weights not in ("L2", "L3"):
@@ -144,8 +203,13 @@ class MemoryHome(ModulePass):
         chosen = {n for n, k in kinds.items() if k == "param"} if self.weights == "L3" else set()
         if chosen:
             move_to_l3(op, chosen)
-        if not self.l2:
-            return
+        if self.l2:
+            self._fit(op, chosen, sizes)
+        if self.prefetch:
+            for fn in _functions(op):
+                _prefetch_l3(fn.body.block)
+
+    def _fit(self, op: ModuleOp, chosen: set[str], sizes: dict[str, int]) -> None:
         need = _l2_arena(op)
         while need > self.l2:
             left = sorted((n for n in sizes if n not in chosen), key=lambda n: (-sizes[n], n))
