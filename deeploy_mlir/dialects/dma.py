@@ -272,7 +272,8 @@ def copy_rank(dims: Sequence[Dim]) -> int:
 
 def _parse_index_list(parser: Parser) -> list[SSAValue]:
     return parser.parse_comma_separated_list(
-        Parser.Delimiter.SQUARE, lambda: parser.parse_operand()
+        Parser.Delimiter.SQUARE,
+        lambda: parser.resolve_operand(parser.parse_unresolved_operand(), IndexType()),
     )
 
 
@@ -352,10 +353,10 @@ class CopyOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> CopyOp:
-        src = parser.parse_operand()
+        src_u = parser.parse_unresolved_operand()
         src_off = _parse_index_list(parser)
         parser.parse_punctuation("->")
-        dst = parser.parse_operand()
+        dst_u = parser.parse_unresolved_operand()
         dst_off = _parse_index_list(parser)
         parser.parse_keyword("sizes")
         sizes = parser.parse_comma_separated_list(
@@ -374,19 +375,17 @@ class CopyOp(IRDLOperation):
             engine = e
         on = slot = None
         if parser.parse_optional_keyword("on"):
-            on = parser.parse_operand()
+            on = parser.resolve_operand(parser.parse_unresolved_operand(), TokenType())
             if parser.parse_optional_punctuation("["):
-                slot = parser.parse_operand()
+                slot = parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
                 parser.parse_punctuation("]")
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         st = parser.parse_type()
         parser.parse_punctuation(",")
         dt = parser.parse_type()
-        if src.type != st or dst.type != dt:
-            parser.raise_error(
-                f"the operand types are {src.type}, {dst.type}; the op says {st}, {dt}"
-            )
+        src = parser.resolve_operand(src_u, st)
+        dst = parser.resolve_operand(dst_u, dt)
         op = cls(src, src_off, dst, dst_off, sizes, perm, engine, on, slot)
         op.attributes.update(attrs)
         return op

@@ -212,7 +212,7 @@ def _dma_copy(op: dma.CopyOp, cx: _FnCtx) -> list[str]:
         ]
     if op.on is None:
         var = cx.new_request(op.token, _REQ_TYPE[fam])
-        lines += [f"{_REQ_TYPE[fam]} {var};", f'DM_REQ_NAME(&{var}, "{var}");']
+        lines += [f"{_REQ_TYPE[fam]} {var} = {{0}};", f'DM_REQ_NAME(&{var}, "{var}");']
     req = cx.request(op.token)
     if fam == "mchan":
         d = "PI_CL_DMA_DIR_EXT2LOC" if op.is_in else "PI_CL_DMA_DIR_LOC2EXT"
@@ -289,7 +289,7 @@ def _dma_statements(op: Operation, cx: _FnCtx) -> list[str] | None:
                 return []
             var = cx.new_request(op.token, _REQ_TYPE[fam])
             n = op.count.value.data
-            return [f"{_REQ_TYPE[fam]} {var}[{n}];"] + [
+            return [f"{_REQ_TYPE[fam]} {var}[{n}] = {{{{0}}}};"] + [
                 f'DM_REQ_NAME(&{var}[{k}], "{var}[{k}]");' for k in range(n)
             ]
         case dma.WaitOp():

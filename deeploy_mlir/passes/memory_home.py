@@ -112,11 +112,15 @@ def _stage_uses(v: SSAValue) -> None:
             after.insert(dma.WaitOp(c.token))
 
 
-def _l2_arena(module: ModuleOp) -> int:
+def _l2_arena(module: ModuleOp, prefetch: bool) -> int:
+    """The L2 arena `module` will need (with the fetches moved when `prefetch`)."""
     from deeploy_mlir.passes.arena_plan import ArenaPlan
     from deeploy_mlir.pipeline import make_context
 
     probe = module.clone()
+    if prefetch:
+        for fn in _functions(probe):
+            _prefetch_l3(fn.body.block)
     ArenaPlan(level="L2").apply(make_context(), probe)
     a = probe.attributes.get("training.arena_L2")
     return a.value.data if isinstance(a, IntegerAttr) else 0
@@ -210,7 +214,7 @@ class MemoryHome(ModulePass):
                 _prefetch_l3(fn.body.block)
 
     def _fit(self, op: ModuleOp, chosen: set[str], sizes: dict[str, int]) -> None:
-        need = _l2_arena(op)
+        need = _l2_arena(op, self.prefetch)
         while need > self.l2:
             left = sorted((n for n in sizes if n not in chosen), key=lambda n: (-sizes[n], n))
             if not left:
@@ -220,4 +224,4 @@ class MemoryHome(ModulePass):
                 )
             chosen.add(left[0])
             move_to_l3(op, {left[0]})
-            need = _l2_arena(op)
+            need = _l2_arena(op, self.prefetch)

@@ -95,4 +95,73 @@ void pi_perf_start(void);
 void pi_perf_stop(void);
 unsigned int pi_perf_read(int id);
 
+/* ---- DMA -----------------------------------------------------------------
+ * The emulation is what makes DMA bugs visible on the host:
+ *  - a copy LANDS AT ITS WAIT: at issue its destination bytes are poisoned
+ *    (0xFF: NaN for fp32) and the bytes move when the copy is waited for, so
+ *    reading the destination before the wait gives wrong numbers;
+ *  - the source is checksummed at issue; if it changed before the copy landed
+ *    the program stops, naming the request ("source modified while in flight");
+ *  - a cluster-DMA command (mchan) may carry several transfers in flight: they
+ *    complete in order, and waiting on the command lands every transfer issued
+ *    up to its latest one;
+ *  - an L3 RAM request holds ONE transfer: issuing on a request that still
+ *    has one in flight stops the program, naming the request;
+ *  - at exit, one line per hop on stderr:
+ *      dm-host: dma L2->L1 transfers=N bytes=B   (and L1->L2, L3->L2, L2->L3)
+ *    and a program that exits with transfers in flight fails (exit code 3).
+ * Stops print one line on stderr and exit with code 3.
+ * Addresses are uintptr_t here where the SDKs say uint32_t: on the 32-bit
+ * targets the two are one type, and 64-bit host pointers survive. */
+#define DM_HOST_EMULATION 1
+
+typedef enum {
+    PI_CL_DMA_DIR_LOC2EXT = 0,
+    PI_CL_DMA_DIR_EXT2LOC = 1,
+} pi_cl_dma_dir_e;
+
+typedef struct pi_cl_dma_cmd_s {
+    uint32_t id; /* the latest transfer issued on this command */
+} pi_cl_dma_cmd_t;
+
+/* 1-D: size contiguous bytes. 2-D: size bytes as rows of `length` bytes,
+ * `stride` bytes apart on the ext (L2) side, contiguous on the loc (L1) side. */
+void pi_cl_dma_cmd(uintptr_t ext, uintptr_t loc, uint32_t size, pi_cl_dma_dir_e dir,
+                   pi_cl_dma_cmd_t *cmd);
+void pi_cl_dma_cmd_2d(uintptr_t ext, uintptr_t loc, uint32_t size, uint32_t stride,
+                      uint32_t length, pi_cl_dma_dir_e dir, pi_cl_dma_cmd_t *cmd);
+void pi_cl_dma_cmd_wait(pi_cl_dma_cmd_t *cmd);
+
+/* L3 RAM (HyperRAM / OctoSPI RAM): addresses are uint32_t offsets into the
+ * emulated RAM, never 0. */
+struct pi_default_ram_conf {
+    int ram_start;
+    int ram_size;
+};
+
+typedef struct pi_cl_ram_req_s {
+    uint32_t id; /* 0: idle */
+} pi_cl_ram_req_t;
+
+void pi_default_ram_conf_init(struct pi_default_ram_conf *conf);
+int pi_ram_open(struct pi_device *device);
+void pi_ram_close(struct pi_device *device);
+int pi_ram_alloc(struct pi_device *device, uint32_t *addr, uint32_t size);
+int pi_ram_free(struct pi_device *device, uint32_t addr, uint32_t size);
+void pi_ram_read(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size);
+void pi_ram_write(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size);
+/* ext2loc = 1: L3 -> L2; 0: L2 -> L3. 2-D: rows of `length` bytes, `stride`
+ * bytes apart in L3, contiguous in L2. */
+void pi_cl_ram_copy(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
+                    int ext2loc, pi_cl_ram_req_t *req);
+void pi_cl_ram_copy_2d(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
+                       uint32_t stride, uint32_t length, int ext2loc, pi_cl_ram_req_t *req);
+void pi_cl_ram_copy_wait(pi_cl_ram_req_t *req);
+
+/* Host only (see DM_REQ_NAME in dm_dma.h): a name for a request in messages. */
+void dm_host_name_request(const void *req, const char *name);
+/* Host only: bytes and transfers per hop so far, [hop][0 = transfers, 1 = bytes],
+ * hops L2->L1, L1->L2, L3->L2, L2->L3. */
+void dm_host_dma_stats(uint64_t out[4][2]);
+
 #endif

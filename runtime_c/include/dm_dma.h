@@ -4,6 +4,14 @@
 
 #include "dm_common.h"
 
+/* DM_REQ_NAME(&req, "name"): names a DMA request in the host emulation's
+ * messages; nothing on a board. */
+#ifdef DM_HOST_EMULATION
+#define DM_REQ_NAME(req, name) dm_host_name_request((req), (name))
+#else
+#define DM_REQ_NAME(req, name) ((void)(req), (void)(name))
+#endif
+
 /* Synchronous copies of a rank-0..4 box between a tile (contiguous,
  * tile_shape) and the box of a big tensor (contiguous, big_shape) that starts
  * at `offsets`. Called by the cluster controller (core 0) between kernels;
