@@ -184,9 +184,14 @@ def test_bad_options(tmp_path: Path, mlp: Path, opts: list[str], needle: str) ->
 
 def test_l2_budget_too_small(tmp_path: Path, mlp: Path) -> None:
     out = tmp_path / "out"
-    r = run_cli("lower", mlp, "-o", out, "--l2", "64")
-    _assert_user_error(r, "L2 arena needs", "budget is 64 bytes")
-    assert not out.exists()
+    for budget in ("1", "64", "100"):
+        r = run_cli("lower", mlp, "-o", out, "--l2", budget)
+        _assert_user_error(
+            r,
+            f"the L2 budget of {budget} bytes is too small",
+            "with every tensor that lives across a step in L3",
+        )
+        assert not out.exists()
 
 
 def test_params_with_wrong_shape(tmp_path: Path, mlp: Path) -> None:

@@ -62,14 +62,18 @@ def test_random_mlps_match_the_interpreter(tmp_path_factory, case) -> None:
         tmp / "o.json",
         *extra,
     )
-    if l2 is not None and arena > l2:
-        assert r.code == 2
-        assert r.err.strip() == (
-            f"deeploy-mlir: error: the L2 arena needs {arena} bytes but the "
-            f"L2 budget is {l2} bytes (--l2)"
+    spills = l2 is not None and arena > l2
+    if spills and r.code == 2:
+        # even with every persistent tensor in L3 the temporaries do not fit
+        assert r.err.strip().startswith(
+            f"deeploy-mlir: error: memory-home: the L2 budget of {l2} bytes is too small: "
+            "with every tensor that lives across a step in L3 the L2 arena still needs "
         )
         return
     assert r.code == 0, r.err
-    got = json.loads((tmp / "o.json").read_text())["params"]
+    doc = json.loads((tmp / "o.json").read_text())
+    if spills:  # the tensors that did not fit went through L3
+        assert doc["dma"]["L3->L2"]["bytes"] > 0
+    got = doc["params"]
     for name, value in want.items():
         np.testing.assert_allclose(np.array(got[name]), value, rtol=1e-4, atol=1e-5, err_msg=name)

@@ -110,7 +110,9 @@ def test_project_per_target(target: str, tmp_path: Path) -> None:
     assert "include $(RULES_DIR)/pmsis_rules.mk" in sdk
     assert ("GAP_SDK_HOME" if target == "gap9" else "PULP_SDK_HOME") in files["Makefile"].decode()
     train = files["TrainingNetwork.c"].decode()
-    # a tiled Gemm: its tiles are copied into L1, computed, and copied out
+    # a tiled Gemm: its tiles are copied into L1 by the cluster DMA (PMSIS
+    # calls of both SDKs), waited for, computed, and copied out
     i = train.index("dm_gemm_fp32")
-    assert "dm_dma_copy_in(" in train[:i] and "dm_dma_copy_out(" in train[i:]
+    assert "PI_CL_DMA_DIR_EXT2LOC" in train[:i] and "pi_cl_dma_cmd_wait(" in train[:i]
+    assert "PI_CL_DMA_DIR_LOC2EXT" in train[i:]
     assert "pi_cl_l1_malloc" in files["Network.c"].decode()

@@ -63,7 +63,7 @@ def test_example_tiled_matches_onnxruntime(d: Path, tiling: str, l1: int, tmp_pa
     man = json.loads((tmp_path / "p" / "manifest.json").read_text())
     assert 0 < man["memory"]["L1"]["arena_bytes"] <= l1
     c = (tmp_path / "p" / "TrainingNetwork.c").read_text()
-    assert "dm_dma_copy_in(" in c and "dm_dma_copy_out(" in c
+    assert "PI_CL_DMA_DIR_EXT2LOC" in c and "PI_CL_DMA_DIR_LOC2EXT" in c
 
 
 def test_small_budget_really_tiles(tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_cost_model_by_hand() -> None:
 
 
 def test_impossible_budget_names_the_op(tmp_path: Path) -> None:
-    r = run_cli("lower", EXAMPLES[0], "-o", tmp_path / "p", "--l1", "100")
+    r = run_cli("lower", EXAMPLES[0], "-o", tmp_path / "p", "--l1", "100", "--buffering", "single")
     assert r.code == 2
     assert r.err.strip() == (
         "deeploy-mlir: error: @training_step: the op writing %h1 "
@@ -126,13 +126,23 @@ def test_impossible_budget_names_the_op(tmp_path: Path) -> None:
         "1 buffer(s)); the L1 budget is 100 bytes"
     )
     assert not (tmp_path / "p").exists()
+    # double buffering (the default) holds two of each tile: 2 x 136 bytes
+    r = run_cli("lower", EXAMPLES[0], "-o", tmp_path / "p", "--l1", "200")
+    assert r.code == 2
+    assert "needs at least 272 bytes of L1 (smallest tiles, 2 buffer(s))" in r.err
+    assert not (tmp_path / "p").exists()
 
 
 def test_minimal_l1(tmp_path: Path) -> None:
     d = EXAMPLES[0]  # mlp_small: batch 6, 16 -> 12 -> 4
-    r = run_cli("minimal-l1", d, "--json")
+    r = run_cli("minimal-l1", d, "--json", "--buffering", "single")
     assert r.code == 0, r.err
     got = json.loads(r.out)
+    r2 = run_cli("minimal-l1", d, "--json")  # double buffering: two of each tile
+    assert r2.code == 0, r2.err
+    double = json.loads(r2.out)
+    assert double["tiled"] == 2 * 244
+    assert double["untiled"] == 1540  # one tile per tensor: nothing to overlap
     # Tiled, the softmax cross-entropy must stay whole: scores and log-probs
     # 6x4 f32 (96 B each), labels 6 x i64 (48 B), the loss (4 B) = 244 B.
     assert got["tiled"] == 244
@@ -142,10 +152,21 @@ def test_minimal_l1(tmp_path: Path) -> None:
     # (the first Gemm needs 4 * (96 + 192 + 12 + 72) = 1488 B).
     assert got["untiled"] == 1540
     assert got["tiled"] < got["untiled"]
+    single = ("--buffering", "single")
     for tiling, b in got.items():
-        ok = run_cli("lower", d, "-o", tmp_path / f"{tiling}_ok", "--tiling", tiling, "--l1", b)
+        ok = run_cli(
+            "lower", d, "-o", tmp_path / f"{tiling}_ok", "--tiling", tiling, "--l1", b, *single
+        )
         assert ok.code == 0, ok.err
         bad = run_cli(
-            "lower", d, "-o", tmp_path / f"{tiling}_bad", "--tiling", tiling, "--l1", b - 4
+            "lower",
+            d,
+            "-o",
+            tmp_path / f"{tiling}_bad",
+            "--tiling",
+            tiling,
+            "--l1",
+            b - 4,
+            *single,
         )
         assert bad.code == 2

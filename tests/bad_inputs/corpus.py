@@ -756,11 +756,15 @@ case(
 # --------------------------------------------------------------------------
 # budgets, pipelines and options
 
-for b in ("1", "64", "100"):
+# An L2 budget too small even with every persistent tensor in L3: see
+# tests/test_cli_errors.py::test_l2_budget_too_small (the bytes still needed
+# depend on the staging plan, so that test checks the message's parts).
+for b in ("1", "64", "96"):
     case(
-        f"l2_budget_{b}",
-        [*LOWER, "--l2", b],
-        f"the L2 arena needs 352 bytes but the L2 budget is {b} bytes (--l2)",
+        f"l3_budget_{b}",
+        [*LOWER, "--weights-in-l3", "--l3", b],
+        # w: 5x4 fp32 = 80 bytes, b: 5 fp32 = 20 bytes, both in L3
+        f"the L3 arena needs 100 bytes but the L3 budget is {b} bytes (--l3)",
         save(mlp()),
     )
 for i, (pipe, err) in enumerate(
