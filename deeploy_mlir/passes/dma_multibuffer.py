@@ -47,8 +47,11 @@ def _index(b: Builder, v: int) -> SSAValue:
     return b.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))).result
 
 
-def _describe(op: Operation) -> str:
-    hint = next((o.name_hint for o in getattr(op, "outs", ()) if o.name_hint), None)
+def _describe(op: Operation, copies: list[dma.CopyOp]) -> str:
+    """The op and the tensor (not the tile) it writes, for remarks."""
+    outs = list(getattr(op, "outs", ()))
+    big = next((c.dst for c in copies if outs and c.src is outs[0]), None)
+    hint = big.name_hint if big is not None else None
     return f"{op.name} writing %{hint}" if hint else op.name
 
 
@@ -64,13 +67,13 @@ def refusal(loop: scf.ForOp) -> str | None:
         for j, inp in enumerate(c.ins):
             if out is inp:
                 return (
-                    f"{_describe(c)} keeps single buffering: its output #{k} aliases input #{j} "
+                    f"{_describe(c, copies)} keeps single buffering: its output #{k} aliases input #{j} "
                     "(written in place)"
                 )
     out_bigs = {o.dst for o in copies if o.src in set(c.outs)}
     if len(c.outs) > 1 and len(out_bigs) > 1:
         return (
-            f"{_describe(c)} keeps single buffering: its {len(c.outs)} outputs live in different "
+            f"{_describe(c, copies)} keeps single buffering: its {len(c.outs)} outputs live in different "
             "buffers that different consumers free"
         )
     for o in copies:
@@ -81,7 +84,7 @@ def refusal(loop: scf.ForOp) -> str | None:
         if n == 1:
             name = f"%{big.name_hint}" if big.name_hint else "a tensor"
             return (
-                f"{_describe(c)}: the whole pattern falls back to single buffering: "
+                f"{_describe(c, copies)}: the whole pattern falls back to single buffering: "
                 f"{name} is a scalar"
             )
     return None
