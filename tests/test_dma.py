@@ -94,6 +94,20 @@ def test_an_l2_budget_too_small_puts_tensors_in_l3(tmp_path: Path) -> None:
     _train(d, tmp_path, "--l2", 40000)
 
 
+@pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
+def test_l1_as_l2_gives_the_same_numbers(d: Path, tmp_path: Path) -> None:
+    """L1 buffers in L2 and memcpy for the L2 <-> L1 copies: the same numbers
+    (checked in _train), and no cluster-DMA transfer at all."""
+    got = _train(d, tmp_path, "--l1-as-l2", "--target", "gap9")
+    assert "L2->L1" not in got.get("dma", {}) or got["dma"]["L2->L1"]["transfers"] == 0
+    proj = tmp_path / "proj"
+    r = run_cli("lower", d, "-o", proj, "--l1", 16384, "--l1-as-l2")
+    assert r.code == 0, r.err
+    text = (proj / "TrainingNetwork.c").read_text()
+    assert "memcpy(" in text and "pi_cl_dma_cmd" not in text
+    assert "pi_l2_malloc((int)MEMORYARENA_L1)" in (proj / "Network.c").read_text()
+
+
 # -- the shared-request bug ------------------------------------------------
 
 RANK3 = """

@@ -16,9 +16,10 @@ EXAMPLES = example_dirs()
 TARGETS = ("pulp-open", "gap9")
 
 
+@pytest.mark.parametrize("buffering", ["single", "double"])
 @pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
 @pytest.mark.parametrize("target", TARGETS)
-def test_trains_under_qemu(d: Path, target: str, tmp_path: Path) -> None:
+def test_trains_under_qemu(d: Path, target: str, buffering: str, tmp_path: Path) -> None:
     exp = load_expected(d)
     out = tmp_path / "o.json"
     r = run_cli(
@@ -40,6 +41,8 @@ def test_trains_under_qemu(d: Path, target: str, tmp_path: Path) -> None:
         "qemu",
         "--l1",
         "16384",
+        "--buffering",
+        buffering,
     )
     assert r.code == 0, r.err
     got = json.loads(out.read_text())
