@@ -67,14 +67,14 @@ def refusal(loop: scf.ForOp) -> str | None:
         for j, inp in enumerate(c.ins):
             if out is inp:
                 return (
-                    f"{_describe(c, copies)} keeps single buffering: its output #{k} aliases input #{j} "
-                    "(written in place)"
+                    f"{_describe(c, copies)} keeps single buffering: its output #{k} aliases "
+                    f"input #{j} (written in place)"
                 )
     out_bigs = {o.dst for o in copies if o.src in set(c.outs)}
     if len(c.outs) > 1 and len(out_bigs) > 1:
         return (
-            f"{_describe(c, copies)} keeps single buffering: its {len(c.outs)} outputs live in different "
-            "buffers that different consumers free"
+            f"{_describe(c, copies)} keeps single buffering: its {len(c.outs)} outputs live in "
+            "different buffers that different consumers free"
         )
     for o in copies:
         big = o.src if o.dst in set(c.ins) | set(c.outs) else o.dst
