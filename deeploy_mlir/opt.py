@@ -5,6 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from xdsl.utils.exceptions import (
+    DiagnosticException,
+    ParseError,
+    PassFailedException,
+    VerifyException,
+)
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from deeploy_mlir.errors import DeeployError
@@ -28,6 +34,10 @@ def main(args: Sequence[str] | None = None) -> None:
     try:
         DeeployOptMain(description="deeploy-mlir modular optimizer driver", args=args).run()
     except DeeployError as e:
+        print(f"deeploy-opt: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except (ParseError, VerifyException, DiagnosticException, PassFailedException) as e:
+        # the message (with the annotated IR where xDSL gives one), not a traceback
         print(f"deeploy-opt: error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
 

@@ -216,3 +216,28 @@ def test_bool_input_model_error_is_one_line(tmp_path: Path) -> None:
     onnx.save(m, p)
     r = run_cli("lower", p, "-o", tmp_path / "out")
     _assert_user_error(r, "'x'", "DOUBLE")
+
+
+def test_deeploy_opt_reports_bad_ir_without_a_traceback(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(
+        'func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<4x6xf32, "L1">, %i: index) {\n'
+        '  %t = dma.copy %a[%i] -> %b[%i, %i] sizes [4, 6] : memref<8x6xf32, "L2">, '
+        'memref<4x6xf32, "L1">\n'
+        "  func.return\n}\n"
+    )
+    unparsable = tmp_path / "junk.mlir"
+    unparsable.write_text("func.func @f( {\n")
+    for f, msg in [
+        (bad, "expects one source offset per source dim (2), got 1"),
+        (unparsable, "deeploy-opt: error:"),
+    ]:
+        r = subprocess.run(
+            [sys.executable, "-m", "deeploy_mlir.opt", str(f)], capture_output=True, text=True
+        )
+        assert r.returncode == 2, r.stderr
+        assert "Traceback" not in r.stderr
+        assert r.stderr.startswith("deeploy-opt: error:") and msg in r.stderr
