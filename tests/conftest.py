@@ -36,6 +36,22 @@ def example_dirs() -> list[Path]:
     return sorted(p.parent for p in EXAMPLES.glob("*/expected.json"))
 
 
+def training_args(d: Path) -> list[str | Path]:
+    """The --data/--steps/--accum/--lr options that train example `d` the way
+    its expected.json was computed."""
+    exp = load_expected(d)
+    return [
+        "--data",
+        d / "data.npz",
+        "--steps",
+        str(exp["steps"]),
+        "--accum",
+        str(exp["accum"]),
+        "--lr",
+        str(exp["lr"]),
+    ]
+
+
 def load_expected(d: Path) -> dict:
     return json.loads((d / "expected.json").read_text())
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import example_dirs, load_expected, run_cli
+from conftest import example_dirs, load_expected, run_cli, training_args
 
 EXAMPLES = example_dirs()
 
@@ -29,14 +29,7 @@ def _train(d: Path, tmp: Path, *opts: object) -> dict:
     r = run_cli(
         "run",
         d,
-        "--data",
-        d / "data.npz",
-        "--steps",
-        exp["steps"],
-        "--accum",
-        exp["accum"],
-        "--lr",
-        exp["lr"],
+        *training_args(d),
         "--json",
         out,
         "--l1",

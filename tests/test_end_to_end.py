@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import example_dirs, load_expected, run_cli
+from conftest import example_dirs, load_expected, run_cli, training_args
 from onnx_builders import deeploy_mlp
 
 EXAMPLES = example_dirs()
@@ -37,14 +37,7 @@ def test_example_trains_like_onnxruntime(d: Path, tmp_path: Path) -> None:
     r = run_cli(
         "run",
         d,
-        "--data",
-        d / "data.npz",
-        "--steps",
-        exp["steps"],
-        "--accum",
-        exp["accum"],
-        "--lr",
-        exp["lr"],
+        *training_args(d),
         "--json",
         out,
         "--keep",

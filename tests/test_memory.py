@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import example_dirs, load_expected, run_cli
+from conftest import example_dirs, load_expected, run_cli, training_args
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
 
@@ -123,14 +123,7 @@ def test_inplace_saves_memory_and_keeps_the_numbers(d: Path, tmp_path: Path) -> 
     r = run_cli(
         "run",
         d,
-        "--data",
-        d / "data.npz",
-        "--steps",
-        exp["steps"],
-        "--accum",
-        exp["accum"],
-        "--lr",
-        exp["lr"],
+        *training_args(d),
         "--json",
         out,
         "--pass-pipeline",

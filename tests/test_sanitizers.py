@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import example_dirs, load_expected, run_cli
+from conftest import example_dirs, load_expected, run_cli, training_args
 
 from deeploy_mlir.cli import parse_run_output
 
@@ -34,14 +34,7 @@ def test_example_is_sanitizer_clean(d: Path, tmp_path: Path) -> None:
         d,
         "-o",
         proj,
-        "--data",
-        d / "data.npz",
-        "--steps",
-        exp["steps"],
-        "--accum",
-        exp["accum"],
-        "--lr",
-        exp["lr"],
+        *training_args(d),
     )
     assert r.code == 0, r.err
     subprocess.run(

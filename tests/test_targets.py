@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import example_dirs, load_expected, run_cli
+from conftest import example_dirs, load_expected, run_cli, training_args
 
 EXAMPLES = example_dirs()
 TARGETS = ("pulp-open", "gap9")
@@ -25,14 +25,7 @@ def test_trains_under_qemu(d: Path, target: str, buffering: str, tmp_path: Path)
     r = run_cli(
         "run",
         d,
-        "--data",
-        d / "data.npz",
-        "--steps",
-        exp["steps"],
-        "--accum",
-        exp["accum"],
-        "--lr",
-        exp["lr"],
+        *training_args(d),
         "--json",
         out,
         "--target",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import example_dirs, load_expected, run_cli
+from conftest import example_dirs, load_expected, run_cli, training_args
 
 from deeploy_mlir.passes.tile_select import (
     CostModel,
@@ -38,14 +38,7 @@ def test_example_tiled_matches_onnxruntime(d: Path, tiling: str, l1: int, tmp_pa
     r = run_cli(
         "run",
         d,
-        "--data",
-        d / "data.npz",
-        "--steps",
-        exp["steps"],
-        "--accum",
-        exp["accum"],
-        "--lr",
-        exp["lr"],
+        *training_args(d),
         "--json",
         out,
         "--tiling",
