@@ -56,7 +56,7 @@ def _describe(op: Operation, copies: list[dma.CopyOp]) -> str:
 
 
 def refusal(loop: scf.ForOp) -> str | None:
-    """Why the tile loop must stay single-buffered (None: it may not)."""
+    """Why the tile loop must stay single-buffered (None: it may be multi-buffered)."""
     body = loop.body.block
     computes = [o for o in body.ops if isinstance(o, T.TrainingComputeOp)]
     copies = [o for o in body.ops if isinstance(o, dma.CopyOp)]
