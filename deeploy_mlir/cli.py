@@ -202,6 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
     re_ = sub.add_parser("report", help="memory plan: arena and lower bound per level")
     _common(re_)
     re_.add_argument("--json", action="store_true", help="print JSON")
+    bo = sub.add_parser(
+        "board",
+        help="check a board file and print it",
+        description="Load BOARD (a shipped board's name, or a path to a YAML file), check "
+        "every field, and print its cores, memory levels, DMA engines and kernel throughput.",
+    )
+    bo.add_argument("board", help="board name (siracusa, gap9_evk, pulp_slowram) or YAML path")
+    bo.add_argument("--json", action="store_true", help="print the board as JSON")
     return ap
 
 
@@ -516,7 +524,37 @@ def cmd_minimal_l1(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"lower": cmd_lower, "run": cmd_run, "report": cmd_report, "minimal-l1": cmd_minimal_l1}
+def cmd_board(args: argparse.Namespace) -> int:
+    """Check a board file (or a shipped board) and print what it says."""
+    from dataclasses import asdict
+
+    from deeploy_mlir.targets.boards import load_board
+
+    b = load_board(args.board)
+    if args.json:
+        print(json.dumps(asdict(b), indent=2))
+        return 0
+    print(f"board {b.name}: {b.cores} cores at {b.clock_hz / 1e6:g} MHz")
+    for lv, size in b.levels.items():
+        print(f"  {lv}: {size} bytes")
+    for e in b.engines.values():
+        shared = ", one transfer per request" if e.shared_request else ""
+        print(
+            f"  engine {e.name}: {e.hop[0]} <-> {e.hop[1]}, {e.bandwidth:g} B/cycle, "
+            f"{e.setup} cycles setup, rank {e.rank}{shared}"
+        )
+    for k, t in b.kernels.items():
+        print(f"  kernel {k}: {t.macs_per_cycle_per_core:g} MAC/cycle/core")
+    return 0
+
+
+COMMANDS = {
+    "lower": cmd_lower,
+    "run": cmd_run,
+    "report": cmd_report,
+    "minimal-l1": cmd_minimal_l1,
+    "board": cmd_board,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -866,3 +866,109 @@ case(
     "deeploy-mlir: error: argument command: invalid choice: "
     "'compile' (choose from 'lower', 'run', 'minimal-l1', 'report')",
 )
+
+
+# --------------------------------------------------------------------------
+# board files (deeploy-mlir board FILE): each field a user can get wrong
+
+
+def _board(**changes: object) -> Writer:
+    """The shipped Siracusa board with `changes` applied ("a.b": value; None
+    deletes the field), written as {d}/b.yaml."""
+    import copy
+
+    import yaml
+
+    from deeploy_mlir.targets.boards import BOARDS_DIR
+
+    doc = yaml.safe_load((BOARDS_DIR / "siracusa.yaml").read_text())
+    doc = copy.deepcopy(doc)
+    for path, value in changes.items():
+        *parents, last = path.split(".")
+        node = doc
+        for p in parents:
+            node = node[p]
+        if value is None:
+            del node[last]
+        else:
+            node[last] = value
+    return lambda d: (d / "b.yaml").write_text(yaml.safe_dump(doc))
+
+
+BOARD = ["board", "{d}/b.yaml"]
+for name, changes, err in [
+    (
+        "bandwidth_zero",
+        {"engines.mchan.bandwidth": 0},
+        "engines.mchan.bandwidth must be > 0, got 0",
+    ),
+    (
+        "bandwidth_negative",
+        {"engines.ram.bandwidth": -1.5},
+        "engines.ram.bandwidth must be > 0, got -1.5",
+    ),
+    (
+        "bandwidth_text",
+        {"engines.ram.bandwidth": "fast"},
+        "engines.ram.bandwidth must be a number, got 'fast'",
+    ),
+    ("l1_zero", {"levels.L1": 0}, "levels.L1 must be >= 1, got 0"),
+    ("l2_negative", {"levels.L2": -4}, "levels.L2 must be >= 1, got -4"),
+    (
+        "l3_4gib",
+        {"levels.L3": 1 << 32},
+        "levels.L3 must be < 4 GiB (4294967296 bytes), got 4294967296",
+    ),
+    ("cores_zero", {"cores": 0}, "cores must be >= 1, got 0"),
+    ("clock_float", {"clock_hz": 3.6e8}, "clock_hz must be an integer, got 360000000.0"),
+    ("unknown_key", {"voltage": 0.8}, "voltage is not a known field"),
+    (
+        "unknown_engine_key",
+        {"engines.mchan.latency": 3},
+        "engines.mchan.latency is not a known field",
+    ),
+    ("missing_cores", {"cores": None}, "cores is missing"),
+    ("missing_l3", {"levels.L3": None}, "levels.L3 is missing"),
+    ("missing_setup", {"engines.ram.setup": None}, "engines.ram.setup is missing"),
+    (
+        "bad_hop",
+        {"engines.ram.hop": "L3-L1"},
+        "engines.ram.hop must be one of L2-L1, L3-L2, got 'L3-L1'",
+    ),
+    ("rank_three", {"engines.mchan.rank": 3}, "engines.mchan.rank must be 1 or 2, got 3"),
+    (
+        "shared_text",
+        {"engines.ram.shared_request": "yes"},
+        "engines.ram.shared_request must be true or false, got 'yes'",
+    ),
+    ("no_l3_engine", {"engines.ram": None}, "engines has no engine for the L3-L2 hop"),
+    (
+        "throughput_zero",
+        {"kernels.gemm.macs_per_cycle_per_core": 0},
+        "kernels.gemm.macs_per_cycle_per_core must be > 0, got 0",
+    ),
+    ("setup_negative", {"engines.mchan.setup": -30}, "engines.mchan.setup must be >= 0, got -30"),
+]:
+    case(f"board_{name}", BOARD, f"board '{{d}}/b.yaml': {err}", _board(**changes))
+case(
+    "board_not_yaml",
+    BOARD,
+    "board '{d}/b.yaml': not valid YAML at line 2",
+    lambda d: (d / "b.yaml").write_text("cores: [8\n"),
+)  # an unclosed list, found at the end
+case(
+    "board_not_mapping",
+    BOARD,
+    "board '{d}/b.yaml': the file must be a mapping, got list",
+    lambda d: (d / "b.yaml").write_text("- 8\n"),
+)
+case(
+    "board_missing_file",
+    ["board", "{d}/none.yaml"],
+    "board '{d}/none.yaml': cannot read it (No such file or directory)",
+)
+case(
+    "board_unknown_name",
+    ["board", "sirakusa"],
+    "unknown board 'sirakusa' (available: gap9_evk, pulp_slowram, siracusa)",
+)

@@ -1,0 +1,1 @@
+"""Targets: the boards deeploy-mlir compiles for (boards/*.yaml)."""
