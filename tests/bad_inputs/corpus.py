@@ -864,7 +864,7 @@ case(
     "unknown_command",
     ["compile"],
     "deeploy-mlir: error: argument command: invalid choice: "
-    "'compile' (choose from 'lower', 'run', 'minimal-l1', 'report')",
+    "'compile' (choose from 'lower', 'run', 'minimal-l1', 'report', 'board')",
 )
 
 
