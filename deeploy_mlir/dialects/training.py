@@ -161,6 +161,34 @@ class IterationSpace:
     maps: tuple[AffineMap, ...]
     whole: frozenset[int]
     reduction: frozenset[int] = frozenset()
+    #: sliding windows (conv, pooling): how an input position follows from an
+    #: output position and a kernel tap; see `SlidingWindow`
+    windows: tuple[SlidingWindow, ...] = ()
+
+
+@dataclass(frozen=True)
+class SlidingWindow:
+    """One spatial axis of a windowed op, in loop dims of its iteration space:
+    input position = out * stride + tap * dilation - pad_before.
+
+    The maps index the input by `in_dim`, a loop dim of its own (extent: the
+    input's size) that stays whole together with `out_dim` and `tap_dim`, so
+    that every map result is a single loop dim (what tile-select and
+    tiling-materialize read). This record keeps the affine relation between the
+    three, which tiling the spatial axes (with halos) needs."""
+
+    out_dim: int
+    tap_dim: int
+    in_dim: int
+    stride: int
+    dilation: int
+    pad_before: int
+    pad_after: int
+
+    def input_expr(self) -> AffineExpr:
+        """out * stride + tap * dilation - pad_before, over the op's loop dims."""
+        d = AffineExpr.dimension
+        return d(self.out_dim) * self.stride + d(self.tap_dim) * self.dilation - self.pad_before
 
 
 class IterationSpaceInterface(ABC):
@@ -249,8 +277,12 @@ class TrainingComputeOp(IRDLOperation, ABC):
             if not is_f32(t):
                 raise VerifyException(f"input #{i} must have f32 elements, got {elem_of(t)}")
 
+    def n_outs(self) -> int:
+        """How many outputs this op has: N_OUTS unless the op's properties choose."""
+        return self.N_OUTS
+
     def output_elem_types(self) -> list[Attribute]:
-        return [f32] * self.N_OUTS
+        return [f32] * self.n_outs()
 
     def verify_(self) -> None:
         lo, hi = self.N_INS
@@ -262,9 +294,9 @@ class TrainingComputeOp(IRDLOperation, ABC):
                 "has both outs (buffer form) and results (tensor form): use one form"
             )
         outs = self.output_types()
-        if len(outs) != self.N_OUTS:
+        if len(outs) != self.n_outs():
             form = "outs" if self.is_buffer_form else "results"
-            raise VerifyException(f"expects {self.N_OUTS} {form}, got {len(outs)}")
+            raise VerifyException(f"expects {self.n_outs()} {form}, got {len(outs)}")
         want_memref = self.is_buffer_form
         out_word = "output" if want_memref else "result"
         labelled = [(f"input #{i}", t) for i, t in enumerate(self.in_types())] + [
@@ -619,6 +651,524 @@ class CopyOp(TrainingComputeOp, ElementwiseSpace):
 
 
 # --------------------------------------------------------------------------
+# Convolution and pooling (2-D, NCHW)
+# --------------------------------------------------------------------------
+
+
+def _i64s(*vals: int) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(vals))
+
+
+def _ints(arr: DenseArrayBase, name: str, meaning: str, positive: bool) -> tuple[int, ...]:
+    """The values of an i64 array property, with its count and sign checked;
+    `meaning` names the values ("height, width")."""
+    vals = tuple(int(v) for v in arr.get_values())
+    want = len(meaning.split(", "))
+    if len(vals) != want:
+        raise VerifyException(f"{name} must have {want} values ({meaning}), got {len(vals)}")
+    if any(v < (1 if positive else 0) for v in vals):
+        sign = "positive" if positive else "non-negative"
+        raise VerifyException(f"{name} must be {sign}, got {list(vals)}")
+    return vals
+
+
+def _rank4(shape: Sequence[int], what: str, layout: str) -> tuple[int, int, int, int]:
+    if len(shape) != 4:
+        raise VerifyException(f"{what} must be rank 4 [{layout}], got {fmt_shape(shape)}")
+    return shape[0], shape[1], shape[2], shape[3]
+
+
+AXES = ("height", "width")
+
+
+@dataclass(frozen=True)
+class Window2d:
+    """A 2-D sliding window: kernel size, strides, pads (top, left, bottom,
+    right: ONNX's order) and dilations. Input row of output row o and kernel
+    tap k: o * stride + k * dilation - pad_top (rows outside the input read
+    the padding)."""
+
+    kernel: tuple[int, int]
+    strides: tuple[int, int]
+    pads: tuple[int, int, int, int]
+    dilations: tuple[int, int]
+
+    def extent(self, axis: int) -> int:
+        return (self.kernel[axis] - 1) * self.dilations[axis] + 1
+
+    def out_size(self, hw: tuple[int, int]) -> tuple[int, int]:
+        """Output size over an input of size hw (floor division, ONNX's
+        ceil_mode = 0); raises when the kernel does not fit the padded input."""
+        out: list[int] = []
+        for a in (0, 1):
+            padded = hw[a] + self.pads[a] + self.pads[a + 2]
+            if padded < self.extent(a):
+                raise VerifyException(
+                    f"the kernel's {AXES[a]} extent {self.extent(a)} (kernel {self.kernel[a]}, "
+                    f"dilation {self.dilations[a]}) exceeds the padded input {AXES[a]} {padded} "
+                    f"(input {hw[a]}, pads {self.pads[a]} + {self.pads[a + 2]})"
+                )
+            out.append((padded - self.extent(a)) // self.strides[a] + 1)
+        return out[0], out[1]
+
+    def check_windows_overlap(self, hw: tuple[int, int], out: tuple[int, int]) -> None:
+        """Pooling: every window must read at least one input element (as
+        onnxruntime requires pads smaller than the kernel)."""
+        for a in (0, 1):
+            for o in range(out[a]):
+                start = o * self.strides[a] - self.pads[a]
+                taps = (start + k * self.dilations[a] for k in range(self.kernel[a]))
+                if not any(0 <= t < hw[a] for t in taps):
+                    raise VerifyException(
+                        f"pooling window {o} along the {AXES[a]} reads only padding (input "
+                        f"{hw[a]}, kernel {self.kernel[a]}, stride {self.strides[a]}, dilation "
+                        f"{self.dilations[a]}, pads {self.pads[a]} + {self.pads[a + 2]}): every "
+                        "window must overlap the input"
+                    )
+
+    def sliding(
+        self, out_dims: tuple[int, int], tap_dims: tuple[int, int], in_dims: tuple[int, int]
+    ) -> tuple[SlidingWindow, ...]:
+        return tuple(
+            SlidingWindow(
+                out_dims[a],
+                tap_dims[a],
+                in_dims[a],
+                self.strides[a],
+                self.dilations[a],
+                self.pads[a],
+                self.pads[a + 2],
+            )
+            for a in (0, 1)
+        )
+
+
+class NoAliasing(AliasingInterface):
+    """No result may share an input's storage: a window reads input elements
+    after the outputs that overlap them are written."""
+
+    def alias_candidates(self) -> Sequence[tuple[int, int]]:
+        return []
+
+
+class WindowedOp(TrainingComputeOp, NoAliasing, IterationSpaceInterface, ABC):
+    """Common properties of convolution and pooling ops."""
+
+    strides = prop_def(DenseArrayBase.constr(i64), default_value=_i64s(1, 1))
+    pads = prop_def(DenseArrayBase.constr(i64), default_value=_i64s(0, 0, 0, 0))
+
+    def _window(self, kernel: tuple[int, int], dilations: DenseArrayBase | None) -> Window2d:
+        strides = _ints(self.strides, "strides", "height, width", positive=True)
+        pads = _ints(self.pads, "pads", "top, left, bottom, right", positive=False)
+        dil = (1, 1)
+        if dilations is not None:
+            dil = _ints(dilations, "dilations", "height, width", positive=True)
+        return Window2d(
+            kernel, (strides[0], strides[1]), (pads[0], pads[1], pads[2], pads[3]), (dil[0], dil[1])
+        )
+
+
+def _space(
+    dims: Sequence[int],
+    operands: Sequence[Sequence[int | None]],
+    whole: set[int],
+    reduction: set[int],
+    windows: tuple[SlidingWindow, ...] = (),
+) -> IterationSpace:
+    maps = tuple(_dims_map(len(dims), idx) for idx in operands)
+    return IterationSpace(tuple(dims), maps, frozenset(whole), frozenset(reduction), windows)
+
+
+# -- convolution -------------------------------------------------------------
+
+#: loop dims of the convolution ops' iteration space (IC only for grouped
+#: convolutions that are neither regular nor depthwise)
+CONV_N, CONV_M, CONV_CG, CONV_OH, CONV_OW, CONV_KH, CONV_KW, CONV_IH, CONV_IW, CONV_IC = range(10)
+CONV_SPATIAL = frozenset({CONV_OH, CONV_OW, CONV_KH, CONV_KW, CONV_IH, CONV_IW})
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """X [n, c, h, w] convolved with W [m, cg, kh, kw] in c / cg groups gives
+    Y [n, m, oh, ow]; output channel j reads the input channels of group
+    j // (m / groups)."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    m: int
+    cg: int
+    kh: int
+    kw: int
+    oh: int
+    ow: int
+    window: Window2d
+
+    @property
+    def groups(self) -> int:
+        return self.c // self.cg
+
+    @property
+    def depthwise(self) -> bool:
+        """One input and one output channel per group (and more than one group)."""
+        return self.groups > 1 and self.cg == 1 and self.m == self.c
+
+    @property
+    def x_channel_dim(self) -> int:
+        """The loop dim that indexes X's channels: the group-local channel of a
+        regular convolution, the output channel of a depthwise one, else a dim
+        of its own (whole)."""
+        if self.groups == 1:
+            return CONV_CG
+        return CONV_M if self.depthwise else CONV_IC
+
+    def space(self, roles: Sequence[str], reduction: set[int]) -> IterationSpace:
+        """The iteration space for operands playing `roles` (X, W, B, Y and
+        their gradients dX, dW, dB, dY), in order."""
+        xc = self.x_channel_dim
+        index: dict[str, tuple[int, ...]] = {
+            "X": (CONV_N, xc, CONV_IH, CONV_IW),
+            "W": (CONV_M, CONV_CG, CONV_KH, CONV_KW),
+            "B": (CONV_M,),
+            "Y": (CONV_N, CONV_M, CONV_OH, CONV_OW),
+        }
+        dims = [self.n, self.m, self.cg, self.oh, self.ow, self.kh, self.kw, self.h, self.w]
+        whole = set(CONV_SPATIAL)
+        if xc == CONV_IC:
+            # a tile of channels would cut across groups
+            dims.append(self.c)
+            whole |= {CONV_M, CONV_CG, CONV_IC}
+        operands = [index[r.removeprefix("d")] for r in roles]
+        windows = self.window.sliding((CONV_OH, CONV_OW), (CONV_KH, CONV_KW), (CONV_IH, CONV_IW))
+        return _space(dims, operands, whole, reduction, windows)
+
+
+class ConvOp(WindowedOp, ABC):
+    """Properties and geometry of conv2d and conv2d_grad."""
+
+    dilations = prop_def(DenseArrayBase.constr(i64), default_value=_i64s(1, 1))
+
+    #: positions of X and W among the inputs
+    X_IN: ClassVar[int] = 0
+    W_IN: ClassVar[int] = 1
+
+    def geometry(self) -> ConvGeometry:
+        n, c, h, w = _rank4(shape_of(self.ins[self.X_IN].type), "X", "N, C, H, W")
+        m, cg, kh, kw = _rank4(shape_of(self.ins[self.W_IN].type), "W", "M, C/group, kH, kW")
+        if cg == 0 or c % cg:
+            raise VerifyException(
+                f"X has {c} channels, not a multiple of W's {cg} input channels per group "
+                f"(W is {fmt_shape((m, cg, kh, kw))})"
+            )
+        groups = c // cg
+        if m % groups:
+            raise VerifyException(
+                f"W has {m} output channels, not a multiple of the {groups} groups "
+                f"(X's {c} channels / W's {cg} per group)"
+            )
+        win = self._window((kh, kw), self.dilations)
+        oh, ow = win.out_size((h, w))
+        return ConvGeometry(n, c, h, w, m, cg, kh, kw, oh, ow, win)
+
+
+@irdl_op_definition
+class Conv2dOp(ConvOp):
+    """Y = conv(X, W) + B (ONNX Conv, 2-D, NCHW, explicit pads).
+
+    X [N, C, H, W], W [M, C/G, kH, kW], optional B [M] -> Y [N, M, OH, OW].
+    The group count G is not a property: it is C / W.shape[1] (ONNX's `group`
+    is checked against the shapes by the importer), so that a tile of the
+    channels of a depthwise convolution is again a valid depthwise
+    convolution. pads = [top, left, bottom, right];
+    OH = (H + top + bottom - ((kH - 1) * dilation + 1)) // stride + 1."""
+
+    name = "training.conv2d"
+    N_INS: ClassVar[tuple[int, int]] = (2, 3)
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        g = self.geometry()
+        if len(self.ins) == 3:
+            b = shape_of(self.ins[2].type)
+            if b != (g.m,):
+                raise VerifyException(
+                    f"bias B must have shape {g.m} (one per output channel), got {fmt_shape(b)}"
+                )
+        return [(g.n, g.m, g.oh, g.ow)]
+
+    def iteration_space(self) -> IterationSpace:
+        roles = [*("X", "W", "B")[: len(self.ins)], "Y"]
+        return self.geometry().space(roles, {CONV_CG, CONV_KH, CONV_KW})
+
+
+CONV_GRADS = ("dX", "dW", "dB")
+
+
+@irdl_op_definition
+class Conv2dGradOp(ConvOp):
+    """(dX, dW, dB) = gradients of conv2d (com.microsoft ConvGrad): ins
+    (dY, X, W), the forward's properties.
+
+    `outputs` lists the gradients the graph needs, in the order dX, dW, dB
+    (default: all three); the op has one output per entry, in that order. A
+    gradient ConvGrad leaves unnamed ("") is left out: the first layer
+    needs no dX, a convolution without bias no dB."""
+
+    name = "training.conv2d_grad"
+    N_INS: ClassVar[tuple[int, int]] = (3, 3)
+    X_IN: ClassVar[int] = 1
+    W_IN: ClassVar[int] = 2
+    outputs = prop_def(
+        ArrayAttr[StringAttr],
+        default_value=ArrayAttr([StringAttr(s) for s in CONV_GRADS]),
+    )
+
+    def grads(self) -> list[str]:
+        return [s.data for s in self.outputs.data]
+
+    def n_outs(self) -> int:
+        return len(self.outputs.data)
+
+    def verify_(self) -> None:
+        names = self.grads()
+        if not names or [g for g in CONV_GRADS if g in names] != names:
+            raise VerifyException(
+                f"outputs must list some of dX, dW, dB, each once and in that order, got "
+                f"{self.outputs}"
+            )
+        super().verify_()
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        g = self.geometry()
+        dy = shape_of(self.ins[0].type)
+        if dy != (g.n, g.m, g.oh, g.ow):
+            raise VerifyException(
+                f"dY has shape {fmt_shape(dy)} but X convolved with W gives "
+                f"{fmt_shape((g.n, g.m, g.oh, g.ow))}"
+            )
+        shapes = {"dX": (g.n, g.c, g.h, g.w), "dW": (g.m, g.cg, g.kh, g.kw), "dB": (g.m,)}
+        return [shapes[s] for s in self.grads()]
+
+    def iteration_space(self) -> IterationSpace:
+        g = self.geometry()
+        grads = self.grads()
+        reduction: set[int] = set()
+        if "dX" in grads:
+            # dX sums over taps (and output positions) and, within a group,
+            # over the output channels
+            reduction |= {CONV_OH, CONV_OW, CONV_KH, CONV_KW}
+            if not g.depthwise:
+                reduction.add(CONV_M)
+        if "dW" in grads or "dB" in grads:
+            reduction |= {CONV_N, CONV_OH, CONV_OW}
+        return g.space(["dY", "X", "W", *grads], reduction)
+
+
+# -- pooling -----------------------------------------------------------------
+
+#: loop dims of the 2-D pooling ops' iteration space
+POOL_N, POOL_C, POOL_OH, POOL_OW, POOL_KH, POOL_KW, POOL_IH, POOL_IW = range(8)
+POOL_IN = (POOL_N, POOL_C, POOL_IH, POOL_IW)
+POOL_OUT = (POOL_N, POOL_C, POOL_OH, POOL_OW)
+
+
+class PoolOp(WindowedOp, ABC):
+    """Properties and geometry of the 2-D pooling ops (forward and gradient)."""
+
+    kernel_shape = prop_def(DenseArrayBase.constr(i64))
+
+    def dilation_prop(self) -> DenseArrayBase | None:
+        return None
+
+    def window(self) -> Window2d:
+        k = _ints(self.kernel_shape, "kernel_shape", "height, width", positive=True)
+        return self._window((k[0], k[1]), self.dilation_prop())
+
+    def pooled(self, x: Sequence[int], what: str) -> tuple[int, int, int, int]:
+        """[N, C, OH, OW] of pooling an input of shape x (called `what`)."""
+        n, c, h, w = _rank4(x, what, "N, C, H, W")
+        win = self.window()
+        out = win.out_size((h, w))
+        win.check_windows_overlap((h, w), out)
+        return n, c, out[0], out[1]
+
+    def space(self, n_in: int, n_out: int, grad: bool) -> IterationSpace:
+        """Forward: the input, then the outputs; gradient: the inputs (shaped
+        like the forward's output), then dX."""
+        x = shape_of(self.output_types()[0] if grad else self.ins[0].type)
+        n, c, oh, ow = self.pooled(x, "dX" if grad else "X")
+        win = self.window()
+        dims = (n, c, oh, ow, *win.kernel, x[2], x[3])
+        operands = [POOL_OUT] * n_in + [POOL_IN] if grad else [POOL_IN] + [POOL_OUT] * n_out
+        reduction = {POOL_KH, POOL_KW} | ({POOL_OH, POOL_OW} if grad else set())
+        windows = win.sliding((POOL_OH, POOL_OW), (POOL_KH, POOL_KW), (POOL_IH, POOL_IW))
+        whole = {POOL_OH, POOL_OW, POOL_KH, POOL_KW, POOL_IH, POOL_IW}
+        return _space(dims, operands, whole, reduction, windows)
+
+    def grad_shapes(self, dy: Sequence[int]) -> list[tuple[int, ...]]:
+        """dX's declared shape, checked against dY: dX pooled must give dY."""
+        dx = shape_of(self.output_types()[0])
+        n, c, oh, ow = self.pooled(dx, "dX")
+        _rank4(dy, "dY", "N, C, OH, OW")
+        if tuple(dy) != (n, c, oh, ow):
+            raise VerifyException(
+                f"dY has shape {fmt_shape(dy)} but pooling dX ({fmt_shape(dx)}) gives "
+                f"{fmt_shape((n, c, oh, ow))}"
+            )
+        return [dx]
+
+
+@irdl_op_definition
+class MaxPool2dOp(PoolOp):
+    """(Y, Indices) = MaxPool(X) (ONNX MaxPool, 2-D, NCHW, ceil_mode = 0,
+    storage_order = 0); Indices is optional (one output: Y only).
+
+    Indices[n, c, oh, ow] is the flat row-major index into the whole input
+    ((n * C + c) * H + h) * W + w of the first largest element of the window
+    (padding never wins). maxpool2d_grad only reads an index modulo H * W, so
+    a tile over batch or channels, which numbers from its own first plane,
+    gives the same gradient."""
+
+    name = "training.maxpool2d"
+    N_OUTS: ClassVar[int] = 2
+    dilations = prop_def(DenseArrayBase.constr(i64), default_value=_i64s(1, 1))
+
+    def dilation_prop(self) -> DenseArrayBase | None:
+        return self.dilations
+
+    def n_outs(self) -> int:
+        n = len(self.output_types())
+        return n if n in (1, 2) else 2
+
+    def verify_(self) -> None:
+        n = len(self.output_types())
+        if n not in (1, 2):
+            form = "outs" if self.is_buffer_form else "results"
+            raise VerifyException(f"expects 1 or 2 {form} (Y, then optionally Indices), got {n}")
+        super().verify_()
+
+    def output_elem_types(self) -> list[Attribute]:
+        return [f32, i64][: self.n_outs()]
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        y = self.pooled(shape_of(self.ins[0].type), "X")
+        return [y] * self.n_outs()
+
+    def iteration_space(self) -> IterationSpace:
+        return self.space(1, self.n_outs(), grad=False)
+
+
+@irdl_op_definition
+class MaxPool2dGradOp(PoolOp):
+    """dX = gradient of maxpool2d (onnxruntime MaxPoolGrad): ins (dY,
+    Indices), the forward's properties; dX's shape is the forward input's.
+
+    dX[n, c] is zero but for dX[n, c].flat[Indices[n, c, oh, ow] mod (H * W)]
+    += dY[n, c, oh, ow], in increasing (oh, ow) order."""
+
+    name = "training.maxpool2d_grad"
+    N_INS: ClassVar[tuple[int, int]] = (2, 2)
+    dilations = prop_def(DenseArrayBase.constr(i64), default_value=_i64s(1, 1))
+
+    def dilation_prop(self) -> DenseArrayBase | None:
+        return self.dilations
+
+    def check_inputs(self) -> None:
+        dy, idx = self.in_types()
+        if not is_f32(dy):
+            raise VerifyException(f"dY must have f32 elements, got {elem_of(dy)}")
+        if not is_int(idx, 64):
+            raise VerifyException(f"Indices must have i64 elements, got {elem_of(idx)}")
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        dy, idx = (shape_of(t) for t in self.in_types())
+        if dy != idx:
+            raise VerifyException(
+                f"dY ({fmt_shape(dy)}) and Indices ({fmt_shape(idx)}) must have the same shape"
+            )
+        return self.grad_shapes(dy)
+
+    def iteration_space(self) -> IterationSpace:
+        return self.space(2, 1, grad=True)
+
+
+@irdl_op_definition
+class AvgPool2dOp(PoolOp):
+    """Y = AveragePool(X) (ONNX AveragePool, 2-D, NCHW, ceil_mode = 0, no
+    dilations): the mean of each window's input elements; padding counts in
+    the divisor (kH * kW) only with count_include_pad."""
+
+    name = "training.avgpool2d"
+    count_include_pad = opt_prop_def(UnitAttr)
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        return [self.pooled(shape_of(self.ins[0].type), "X")]
+
+    def iteration_space(self) -> IterationSpace:
+        return self.space(1, 1, grad=False)
+
+
+@irdl_op_definition
+class AvgPool2dGradOp(PoolOp):
+    """dX = gradient of avgpool2d (onnxruntime AveragePoolGrad): ins (dY),
+    the forward's properties; dX's shape is the forward input's. Each
+    dY[n, c, oh, ow], divided by its window's divisor, adds to every input
+    element of the window."""
+
+    name = "training.avgpool2d_grad"
+    count_include_pad = opt_prop_def(UnitAttr)
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        return self.grad_shapes(shape_of(self.ins[0].type))
+
+    def iteration_space(self) -> IterationSpace:
+        return self.space(1, 1, grad=True)
+
+
+GLOBAL_IN = (0, 1, 2, 3)
+GLOBAL_OUT = (0, 1, None, None)
+
+
+@irdl_op_definition
+class GlobalAvgPoolOp(TrainingComputeOp, NoAliasing, IterationSpaceInterface):
+    """Y [N, C, 1, 1] = the mean of X [N, C, H, W] over H and W (ONNX
+    GlobalAveragePool)."""
+
+    name = "training.global_avgpool"
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        n, c, _, _ = _rank4(shape_of(self.ins[0].type), "X", "N, C, H, W")
+        return [(n, c, 1, 1)]
+
+    def iteration_space(self) -> IterationSpace:
+        return _space(shape_of(self.ins[0].type), [GLOBAL_IN, GLOBAL_OUT], set(), {2, 3})
+
+
+@irdl_op_definition
+class GlobalAvgPoolGradOp(TrainingComputeOp, NoAliasing, IterationSpaceInterface):
+    """dX [N, C, H, W] = dY [N, C, 1, 1] / (H * W), broadcast over H and W;
+    dX's shape is the forward input's."""
+
+    name = "training.global_avgpool_grad"
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        dx = shape_of(self.output_types()[0])
+        n, c, _, _ = _rank4(dx, "dX", "N, C, H, W")
+        dy = shape_of(self.ins[0].type)
+        if dy != (n, c, 1, 1):
+            raise VerifyException(
+                f"dY must have shape {fmt_shape((n, c, 1, 1))} (dX's batch and channels), got "
+                f"{fmt_shape(dy)}"
+            )
+        return [dx]
+
+    def iteration_space(self) -> IterationSpace:
+        dx = shape_of(self.output_types()[0])
+        # the divisor is the whole plane: H and W stay whole
+        return _space(dx, [GLOBAL_OUT, GLOBAL_IN], {2, 3}, set())
+
+
+# --------------------------------------------------------------------------
 # Non-compute ops
 # --------------------------------------------------------------------------
 
@@ -686,6 +1236,14 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
     AccumulateOp,
     SgdOp,
     CopyOp,
+    Conv2dOp,
+    Conv2dGradOp,
+    MaxPool2dOp,
+    MaxPool2dGradOp,
+    AvgPool2dOp,
+    AvgPool2dGradOp,
+    GlobalAvgPoolOp,
+    GlobalAvgPoolGradOp,
 )
 
 Training = Dialect(

@@ -59,6 +59,175 @@ def _accumulate(ins: Sequence[np.ndarray]) -> list[np.ndarray]:
     return [(grad.copy() if bool(reset.reshape(-1)[0]) else buf + grad).astype(F32)]
 
 
+# -- convolution and pooling (NCHW); sums in float64, results in float32 -------
+
+
+def _pad(x: np.ndarray, win: T.Window2d) -> np.ndarray:
+    t, left, b, r = win.pads
+    return np.pad(x, ((0, 0), (0, 0), (t, b), (left, r)))
+
+
+def _tap(win: T.Window2d, kh: int, kw: int, oh: int, ow: int) -> tuple[slice, ...]:
+    """Index of a padded NCHW array: the input element that tap (kh, kw) reads
+    for every output position, as an [N, C, oh, ow] view."""
+    (sh, sw), (dh, dw) = win.strides, win.dilations
+    return (
+        slice(None),
+        slice(None),
+        slice(kh * dh, kh * dh + sh * (oh - 1) + 1, sh),
+        slice(kw * dw, kw * dw + sw * (ow - 1) + 1, sw),
+    )
+
+
+def _rows(win: T.Window2d, axis: int, k: int, n_out: int, size: int) -> tuple[np.ndarray, ...]:
+    """(input positions of tap k for the n_out outputs, whether each is inside
+    the input, the positions clipped into it)."""
+    pos = np.arange(n_out) * win.strides[axis] + k * win.dilations[axis] - win.pads[axis]
+    inside = (pos >= 0) & (pos < size)
+    return pos, inside, np.clip(pos, 0, size - 1)
+
+
+def _conv2d(op: T.Conv2dOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+    g = op.geometry()
+    groups, mg = g.groups, g.m // g.groups
+    xp = _pad(ins[0].astype(np.float64), g.window)
+    w = ins[1].astype(np.float64).reshape(groups, mg, g.cg, g.kh, g.kw)
+    y = np.zeros((g.n, groups, mg, g.oh, g.ow))
+    for kh in range(g.kh):
+        for kw in range(g.kw):
+            patch = xp[_tap(g.window, kh, kw, g.oh, g.ow)].reshape(g.n, groups, g.cg, g.oh, g.ow)
+            y += np.einsum("ngchw,gmc->ngmhw", patch, w[:, :, :, kh, kw])
+    y = y.reshape(g.n, g.m, g.oh, g.ow)
+    if len(ins) == 3:
+        y = y + ins[2].astype(np.float64).reshape(1, g.m, 1, 1)
+    return [y.astype(F32)]
+
+
+def _conv2d_grad(op: T.Conv2dGradOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+    g = op.geometry()
+    groups, mg = g.groups, g.m // g.groups
+    dy = ins[0].astype(np.float64).reshape(g.n, groups, mg, g.oh, g.ow)
+    xp = _pad(ins[1].astype(np.float64), g.window)
+    w = ins[2].astype(np.float64).reshape(groups, mg, g.cg, g.kh, g.kw)
+    dxp = np.zeros_like(xp)
+    dw = np.zeros((groups, mg, g.cg, g.kh, g.kw))
+    for kh in range(g.kh):
+        for kw in range(g.kw):
+            at = _tap(g.window, kh, kw, g.oh, g.ow)
+            shape = (g.n, groups, g.cg, g.oh, g.ow)
+            dxp[at] += np.einsum("ngmhw,gmc->ngchw", dy, w[:, :, :, kh, kw]).reshape(
+                g.n, g.c, g.oh, g.ow
+            )
+            dw[:, :, :, kh, kw] = np.einsum("ngmhw,ngchw->gmc", dy, xp[at].reshape(shape))
+    t, left = g.window.pads[0], g.window.pads[1]
+    out = {
+        "dX": dxp[:, :, t : t + g.h, left : left + g.w],
+        "dW": dw.reshape(g.m, g.cg, g.kh, g.kw),
+        "dB": dy.sum(axis=(0, 3, 4)).reshape(g.m),
+    }
+    return [out[k].astype(F32) for k in op.grads()]
+
+
+def _maxpool2d(op: T.MaxPool2dOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+    x = ins[0]
+    win = op.window()
+    n, c, oh, ow = op.pooled(x.shape, "X")
+    h, w = x.shape[2], x.shape[3]
+    best = np.zeros((n, c, oh, ow), F32)
+    idx = np.full((n, c, oh, ow), -1, np.int64)
+    plane = np.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (h * w)
+    for kh in range(win.kernel[0]):
+        ih, hin, hc = _rows(win, 0, kh, oh, h)
+        for kw in range(win.kernel[1]):
+            iw, w_in, wc = _rows(win, 1, kw, ow, w)
+            vals = x[:, :, hc[:, None], wc[None, :]]
+            # the first valid tap, then any strictly larger one, wins
+            take = (hin[:, None] & w_in[None, :]) & ((idx < 0) | (vals > best))
+            best = np.where(take, vals, best)
+            idx = np.where(take, plane + (ih[:, None] * w + iw[None, :]), idx)
+    return [best.astype(F32), idx][: op.n_outs()]
+
+
+def _maxpool2d_grad(op: T.MaxPool2dGradOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+    dy, idx = ins
+    (dx_shape,) = op.infer_shapes()
+    n, c, h, w = dx_shape
+    dx = np.zeros((n * c, h * w), F32)
+    planes = np.repeat(np.arange(n * c), dy[0, 0].size)
+    flat = idx.reshape(-1)
+    keep = flat >= 0  # an empty window's -1 adds nothing
+    # in increasing output order, in float32, as onnxruntime's MaxPoolGrad
+    np.add.at(dx, (planes[keep], flat[keep] % (h * w)), dy.reshape(-1)[keep].astype(F32))
+    return [dx.reshape(dx_shape)]
+
+
+def _avg_divisor(op: T.AvgPool2dOp | T.AvgPool2dGradOp, h: int, w: int) -> np.ndarray:
+    """Each window's divisor, [oh, ow]."""
+    win = op.window()
+    _, _, oh, ow = op.pooled((1, 1, h, w), "X")
+    if op.count_include_pad is not None:
+        return np.full((oh, ow), float(win.kernel[0] * win.kernel[1]))
+    count = np.zeros((oh, ow))
+    for kh in range(win.kernel[0]):
+        hin = _rows(win, 0, kh, oh, h)[1]
+        for kw in range(win.kernel[1]):
+            count += hin[:, None] & _rows(win, 1, kw, ow, w)[1][None, :]
+    return count
+
+
+def _avgpool2d(op: T.AvgPool2dOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+    x = ins[0]
+    win = op.window()
+    _, _, oh, ow = op.pooled(x.shape, "X")
+    xp = _pad(x.astype(np.float64), win)
+    total = sum(
+        xp[_tap(win, kh, kw, oh, ow)] for kh in range(win.kernel[0]) for kw in range(win.kernel[1])
+    )
+    return [(total / _avg_divisor(op, x.shape[2], x.shape[3])).astype(F32)]
+
+
+def _avgpool2d_grad(op: T.AvgPool2dGradOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+    (dx_shape,) = op.infer_shapes()
+    _, _, h, w = dx_shape
+    win = op.window()
+    _, _, oh, ow = ins[0].shape
+    share = ins[0].astype(np.float64) / _avg_divisor(op, h, w)
+    dxp = _pad(np.zeros(dx_shape), win)
+    for kh in range(win.kernel[0]):
+        for kw in range(win.kernel[1]):
+            dxp[_tap(win, kh, kw, oh, ow)] += share
+    t, left = win.pads[0], win.pads[1]
+    return [dxp[:, :, t : t + h, left : left + w].astype(F32)]
+
+
+def _global_avgpool_grad(op: T.GlobalAvgPoolGradOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+    (dx_shape,) = op.infer_shapes()
+    size = F32(dx_shape[2] * dx_shape[3])
+    return [np.broadcast_to(ins[0].astype(F32) / size, dx_shape).astype(F32)]
+
+
+def _windowed(op: T.TrainingComputeOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+    match op:
+        case T.Conv2dOp():
+            return _conv2d(op, ins)
+        case T.Conv2dGradOp():
+            return _conv2d_grad(op, ins)
+        case T.MaxPool2dOp():
+            return _maxpool2d(op, ins)
+        case T.MaxPool2dGradOp():
+            return _maxpool2d_grad(op, ins)
+        case T.AvgPool2dOp():
+            return _avgpool2d(op, ins)
+        case T.AvgPool2dGradOp():
+            return _avgpool2d_grad(op, ins)
+        case T.GlobalAvgPoolOp():
+            return [ins[0].astype(np.float64).mean(axis=(2, 3), keepdims=True).astype(F32)]
+        case T.GlobalAvgPoolGradOp():
+            return _global_avgpool_grad(op, ins)
+        case _:
+            raise NotImplementedError(f"no reference semantics for {op.name}")
+
+
 def compute(op: T.TrainingComputeOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The outputs of `op` for input arrays `ins` (new arrays, inputs untouched)."""
     match op:
@@ -84,5 +253,7 @@ def compute(op: T.TrainingComputeOp, ins: Sequence[np.ndarray]) -> list[np.ndarr
             return [(ins[0] - F32(ins[2].reshape(-1)[0]) * ins[1]).astype(F32)]
         case T.CopyOp():
             return [ins[0].copy()]
+        case T.WindowedOp() | T.GlobalAvgPoolOp() | T.GlobalAvgPoolGradOp():
+            return _windowed(op, ins)
         case _:
             raise NotImplementedError(f"no reference semantics for {op.name}")

@@ -4,12 +4,14 @@
 #define DM_KERNELS_H
 
 #include "dm_common.h"
+#include "dm_conv.h"
 #include "dm_copy.h"
 #include "dm_dma.h"
 #include "dm_elementwise.h"
 #include "dm_gemm.h"
 #include "dm_loss.h"
 #include "dm_optimizer.h"
+#include "dm_pool.h"
 #include "dm_reduce.h"
 
 #endif

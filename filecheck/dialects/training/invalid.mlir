@@ -738,7 +738,671 @@ func.func @case59() {
 // CHECK:      {{^}}offset must be non-negative, got -8{{$}}
 // CHECK:      %v = "training.arena_view"()
 // CHECK:      | Operation does not verify: offset must be non-negative, got -8{{$}}
+// CHECK:      {{^}}// {{-----$}}
 func.func @case60() {
   %v = training.arena_view at -8 : memref<4xf32, "L2">
+  func.return
+}
+
+// -----
+
+// =============================================================================
+// Convolution and pooling
+// =============================================================================
+
+// conv2d: number of inputs
+// CHECK:      {{^}}expects 2 to 3 inputs, got 1{{$}}
+// CHECK:      %y = "training.conv2d"(%x)
+// CHECK:      | Operation does not verify: expects 2 to 3 inputs, got 1{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case61(%x: tensor<1x2x5x5xf32>) {
+  %y = training.conv2d ins(%x : tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: X rank
+// CHECK:      {{^}}X must be rank 4 [N, C, H, W], got 2x5x5{{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: X must be rank 4 [N, C, H, W], got 2x5x5{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case62(%x: tensor<2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: W rank
+// CHECK:      {{^}}W must be rank 4 [M, C/group, kH, kW], got 3x2x3{{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: W must be rank 4 [M, C/group, kH, kW], got 3x2x3{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case63(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x2x5x5xf32>, tensor<3x2x3xf32>) -> tensor<1x3x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: X's channels are no multiple of W's per group
+// CHECK:      {{^}}X has 5 channels, not a multiple of W's 2 input channels per group (W is 4x2x3x3){{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: X has 5 channels, not a multiple of W's 2 input channels per group (W is 4x2x3x3){{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case64(%x: tensor<1x5x5x5xf32>, %w: tensor<4x2x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x5x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: W with no input channel
+// CHECK:      {{^}}X has 2 channels, not a multiple of W's 0 input channels per group (W is 4x0x3x3){{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: X has 2 channels, not a multiple of W's 0 input channels per group (W is 4x0x3x3){{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case65(%x: tensor<1x2x5x5xf32>, %w: tensor<4x0x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x2x5x5xf32>, tensor<4x0x3x3xf32>) -> tensor<1x4x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: output channels do not split into the groups
+// CHECK:      {{^}}W has 4 output channels, not a multiple of the 3 groups (X's 6 channels / W's 2 per group){{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: W has 4 output channels, not a multiple of the 3 groups (X's 6 channels / W's 2 per group){{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case66(%x: tensor<1x6x5x5xf32>, %w: tensor<4x2x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x6x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: bias shape
+// CHECK:      {{^}}bias B must have shape 3 (one per output channel), got 2{{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w, %b)
+// CHECK:      | Operation does not verify: bias B must have shape 3 (one per output channel), got 2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case67(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<2xf32>) {
+  %y = training.conv2d ins(%x, %w, %b : tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<2xf32>) -> tensor<1x3x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: strides count
+// CHECK:      {{^}}strides must have 2 values (height, width), got 1{{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: strides must have 2 values (height, width), got 1{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case68(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {strides = array<i64: 2>} -> tensor<1x3x2x2xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: strides sign
+// CHECK:      {{^}}strides must be positive, got [1, 0]{{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: strides must be positive, got [1, 0]{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case69(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {strides = array<i64: 1, 0>} -> tensor<1x3x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: pads count
+// CHECK:      {{^}}pads must have 4 values (top, left, bottom, right), got 2{{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: pads must have 4 values (top, left, bottom, right), got 2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case70(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {pads = array<i64: 1, 1>} -> tensor<1x3x5x5xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: pads sign
+// CHECK:      {{^}}pads must be non-negative, got [1, -1, 1, 1]{{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: pads must be non-negative, got [1, -1, 1, 1]{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case71(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {pads = array<i64: 1, -1, 1, 1>} -> tensor<1x3x5x5xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: dilations count
+// CHECK:      {{^}}dilations must have 2 values (height, width), got 3{{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: dilations must have 2 values (height, width), got 3{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case72(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {dilations = array<i64: 1, 1, 1>} -> tensor<1x3x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: dilations sign
+// CHECK:      {{^}}dilations must be positive, got [0, 1]{{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: dilations must be positive, got [0, 1]{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case73(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {dilations = array<i64: 0, 1>} -> tensor<1x3x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: the dilated kernel is taller than the padded input
+// CHECK:      {{^}}the kernel's height extent 7 (kernel 3, dilation 3) exceeds the padded input height 5 (input 5, pads 0 + 0){{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: the kernel's height extent 7 (kernel 3, dilation 3) exceeds the padded input height 5 (input 5, pads 0 + 0){{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case74(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {dilations = array<i64: 3, 1>} -> tensor<1x3x1x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: the kernel is wider than the padded input
+// CHECK:      {{^}}the kernel's width extent 3 (kernel 3, dilation 1) exceeds the padded input width 2 (input 2, pads 0 + 0){{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: the kernel's width extent 3 (kernel 3, dilation 1) exceeds the padded input width 2 (input 2, pads 0 + 0){{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case75(%x: tensor<1x2x5x2xf32>, %w: tensor<3x2x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x2x5x2xf32>, tensor<3x2x3x3xf32>) {pads = array<i64: 0, 0, 0, 0>} -> tensor<1x3x3x1xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: output shape (stride 2, pads)
+// CHECK:      {{^}}output #0 has shape 1x3x2x2 but the inputs give 1x3x3x3{{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: output #0 has shape 1x3x2x2 but the inputs give 1x3x3x3{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case76(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} -> tensor<1x3x2x2xf32>
+  func.return
+}
+
+// -----
+
+// conv2d: X must be f32
+// CHECK:      {{^}}input #0 must have f32 elements, got f16{{$}}
+// CHECK:      %y = "training.conv2d"(%x, %w)
+// CHECK:      | Operation does not verify: input #0 must have f32 elements, got f16{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case77(%x: tensor<1x2x5x5xf16>, %w: tensor<3x2x3x3xf32>) {
+  %y = training.conv2d ins(%x, %w : tensor<1x2x5x5xf16>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d_grad: outputs empty
+// CHECK:      {{^}}outputs must list some of dX, dW, dB, each once and in that order, got []{{$}}
+// CHECK:      "training.conv2d_grad"(%dy, %x, %w)
+// CHECK:      | Operation does not verify: outputs must list some of dX, dW, dB, each once and in that order, got []{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case78(%dy: tensor<1x3x3x3xf32>, %x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  training.conv2d_grad ins(%dy, %x, %w : tensor<1x3x3x3xf32>, tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {outputs = []}
+  func.return
+}
+
+// -----
+
+// conv2d_grad: outputs out of order
+// CHECK:      {{^}}outputs must list some of dX, dW, dB, each once and in that order, got ["dB", "dW"]{{$}}
+// CHECK:      %db, %dw = "training.conv2d_grad"(%dy, %x, %w)
+// CHECK:      | Operation does not verify: outputs must list some of dX, dW, dB, each once and in that order, got ["dB", "dW"]{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case79(%dy: tensor<1x3x3x3xf32>, %x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %db, %dw = training.conv2d_grad ins(%dy, %x, %w : tensor<1x3x3x3xf32>, tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {outputs = ["dB", "dW"]} -> tensor<3xf32>, tensor<3x2x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d_grad: outputs with an unknown name
+// CHECK:      {{^}}outputs must list some of dX, dW, dB, each once and in that order, got ["dw"]{{$}}
+// CHECK:      %dw = "training.conv2d_grad"(%dy, %x, %w)
+// CHECK:      | Operation does not verify: outputs must list some of dX, dW, dB, each once and in that order, got ["dw"]{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case80(%dy: tensor<1x3x3x3xf32>, %x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %dw = training.conv2d_grad ins(%dy, %x, %w : tensor<1x3x3x3xf32>, tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {outputs = ["dw"]} -> tensor<3x2x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d_grad: outputs twice
+// CHECK:      {{^}}outputs must list some of dX, dW, dB, each once and in that order, got ["dW", "dW"]{{$}}
+// CHECK:      %a, %b = "training.conv2d_grad"(%dy, %x, %w)
+// CHECK:      | Operation does not verify: outputs must list some of dX, dW, dB, each once and in that order, got ["dW", "dW"]{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case81(%dy: tensor<1x3x3x3xf32>, %x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %a, %b = training.conv2d_grad ins(%dy, %x, %w : tensor<1x3x3x3xf32>, tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {outputs = ["dW", "dW"]} -> tensor<3x2x3x3xf32>, tensor<3x2x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d_grad: one result per entry of outputs (default: three)
+// CHECK:      {{^}}expects 3 results, got 2{{$}}
+// CHECK:      %dx, %dw = "training.conv2d_grad"(%dy, %x, %w)
+// CHECK:      | Operation does not verify: expects 3 results, got 2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case82(%dy: tensor<1x3x3x3xf32>, %x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %dx, %dw = training.conv2d_grad ins(%dy, %x, %w : tensor<1x3x3x3xf32>, tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d_grad: one out per entry of outputs, buffer form
+// CHECK:      {{^}}expects 1 outs, got 2{{$}}
+// CHECK:      "training.conv2d_grad"(%dy, %x, %w, %w, %db)
+// CHECK:      | Operation does not verify: expects 1 outs, got 2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case83(%dy: memref<1x3x3x3xf32>, %x: memref<1x2x5x5xf32>, %w: memref<3x2x3x3xf32>, %db: memref<3xf32>) {
+  training.conv2d_grad ins(%dy, %x, %w : memref<1x3x3x3xf32>, memref<1x2x5x5xf32>, memref<3x2x3x3xf32>) outs(%w, %db : memref<3x2x3x3xf32>, memref<3xf32>) {outputs = ["dB"]}
+  func.return
+}
+
+// -----
+
+// conv2d_grad: the number of inputs
+// CHECK:      {{^}}expects 3 inputs, got 2{{$}}
+// CHECK:      %dw = "training.conv2d_grad"(%x, %w)
+// CHECK:      | Operation does not verify: expects 3 inputs, got 2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case84(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %dw = training.conv2d_grad ins(%x, %w : tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {outputs = ["dW"]} -> tensor<3x2x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d_grad: dY is not the forward's output shape
+// CHECK:      {{^}}dY has shape 1x3x5x5 but X convolved with W gives 1x3x3x3{{$}}
+// CHECK:      %dw = "training.conv2d_grad"(%dy, %x, %w)
+// CHECK:      | Operation does not verify: dY has shape 1x3x5x5 but X convolved with W gives 1x3x3x3{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case85(%dy: tensor<1x3x5x5xf32>, %x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %dw = training.conv2d_grad ins(%dy, %x, %w : tensor<1x3x5x5xf32>, tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {outputs = ["dW"]} -> tensor<3x2x3x3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d_grad: X (input #1) rank
+// CHECK:      {{^}}X must be rank 4 [N, C, H, W], got 2x5x5{{$}}
+// CHECK:      %db = "training.conv2d_grad"(%dy, %x, %w)
+// CHECK:      | Operation does not verify: X must be rank 4 [N, C, H, W], got 2x5x5{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case86(%dy: tensor<1x3x3x3xf32>, %x: tensor<2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %db = training.conv2d_grad ins(%dy, %x, %w : tensor<1x3x3x3xf32>, tensor<2x5x5xf32>, tensor<3x2x3x3xf32>) {outputs = ["dB"]} -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+// conv2d_grad: a gradient's shape
+// CHECK:      {{^}}output #1 has shape 1x3 but the inputs give 3{{$}}
+// CHECK:      %dx, %db = "training.conv2d_grad"(%dy, %x, %w)
+// CHECK:      | Operation does not verify: output #1 has shape 1x3 but the inputs give 3{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case87(%dy: tensor<1x3x3x3xf32>, %x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %dx, %db = training.conv2d_grad ins(%dy, %x, %w : tensor<1x3x3x3xf32>, tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {outputs = ["dX", "dB"]} -> tensor<1x2x5x5xf32>, tensor<1x3xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d: no result
+// CHECK:      {{^}}expects 1 or 2 results (Y, then optionally Indices), got 0{{$}}
+// CHECK:      "training.maxpool2d"(%x)
+// CHECK:      | Operation does not verify: expects 1 or 2 results (Y, then optionally Indices), got 0{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case88(%x: tensor<1x2x5x5xf32>) {
+  training.maxpool2d ins(%x : tensor<1x2x5x5xf32>) {kernel_shape = array<i64: 2, 2>}
+  func.return
+}
+
+// -----
+
+// maxpool2d: three outs
+// CHECK:      {{^}}expects 1 or 2 outs (Y, then optionally Indices), got 3{{$}}
+// CHECK:      "training.maxpool2d"(%x, %y, %i, %i)
+// CHECK:      | Operation does not verify: expects 1 or 2 outs (Y, then optionally Indices), got 3{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case89(%x: memref<1x2x5x5xf32>, %y: memref<1x2x4x4xf32>, %i: memref<1x2x4x4xi64>) {
+  training.maxpool2d ins(%x : memref<1x2x5x5xf32>) outs(%y, %i, %i : memref<1x2x4x4xf32>, memref<1x2x4x4xi64>, memref<1x2x4x4xi64>) {kernel_shape = array<i64: 2, 2>}
+  func.return
+}
+
+// -----
+
+// maxpool2d: Indices must be i64
+// CHECK:      {{^}}output #1 must have i64 elements, got i32{{$}}
+// CHECK:      %y, %i = "training.maxpool2d"(%x)
+// CHECK:      | Operation does not verify: output #1 must have i64 elements, got i32{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case90(%x: tensor<1x2x5x5xf32>) {
+  %y, %i = training.maxpool2d ins(%x : tensor<1x2x5x5xf32>) {kernel_shape = array<i64: 2, 2>} -> tensor<1x2x4x4xf32>, tensor<1x2x4x4xi32>
+  func.return
+}
+
+// -----
+
+// maxpool2d: X rank
+// CHECK:      {{^}}X must be rank 4 [N, C, H, W], got 2x5x5{{$}}
+// CHECK:      %y = "training.maxpool2d"(%x)
+// CHECK:      | Operation does not verify: X must be rank 4 [N, C, H, W], got 2x5x5{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case91(%x: tensor<2x5x5xf32>) {
+  %y = training.maxpool2d ins(%x : tensor<2x5x5xf32>) {kernel_shape = array<i64: 2, 2>} -> tensor<2x4x4xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d: kernel_shape count
+// CHECK:      {{^}}kernel_shape must have 2 values (height, width), got 3{{$}}
+// CHECK:      %y = "training.maxpool2d"(%x)
+// CHECK:      | Operation does not verify: kernel_shape must have 2 values (height, width), got 3{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case92(%x: tensor<1x2x5x5xf32>) {
+  %y = training.maxpool2d ins(%x : tensor<1x2x5x5xf32>) {kernel_shape = array<i64: 2, 2, 2>} -> tensor<1x2x4x4xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d: kernel_shape sign
+// CHECK:      {{^}}kernel_shape must be positive, got [2, 0]{{$}}
+// CHECK:      %y = "training.maxpool2d"(%x)
+// CHECK:      | Operation does not verify: kernel_shape must be positive, got [2, 0]{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case93(%x: tensor<1x2x5x5xf32>) {
+  %y = training.maxpool2d ins(%x : tensor<1x2x5x5xf32>) {kernel_shape = array<i64: 2, 0>} -> tensor<1x2x4x4xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d: dilations sign
+// CHECK:      {{^}}dilations must be positive, got [-1, 1]{{$}}
+// CHECK:      %y = "training.maxpool2d"(%x)
+// CHECK:      | Operation does not verify: dilations must be positive, got [-1, 1]{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case94(%x: tensor<1x2x5x5xf32>) {
+  %y = training.maxpool2d ins(%x : tensor<1x2x5x5xf32>) {kernel_shape = array<i64: 2, 2>, dilations = array<i64: -1, 1>} -> tensor<1x2x4x4xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d: a window only over the top padding (pads not smaller than the kernel)
+// CHECK:      {{^}}pooling window 0 along the height reads only padding (input 5, kernel 2, stride 1, dilation 1, pads 2 + 0): every window must overlap the input{{$}}
+// CHECK:      %y = "training.maxpool2d"(%x)
+// CHECK:      | Operation does not verify: pooling window 0 along the height reads only padding (input 5, kernel 2, stride 1, dilation 1, pads 2 + 0): every window must overlap the input{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case95(%x: tensor<1x2x5x5xf32>) {
+  %y = training.maxpool2d ins(%x : tensor<1x2x5x5xf32>) {kernel_shape = array<i64: 2, 2>, pads = array<i64: 2, 0, 0, 0>} -> tensor<1x2x6x4xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d: the last window only over the right padding
+// CHECK:      {{^}}pooling window 2 along the width reads only padding (input 4, kernel 2, stride 2, dilation 1, pads 0 + 2): every window must overlap the input{{$}}
+// CHECK:      %y = "training.maxpool2d"(%x)
+// CHECK:      | Operation does not verify: pooling window 2 along the width reads only padding (input 4, kernel 2, stride 2, dilation 1, pads 0 + 2): every window must overlap the input{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case96(%x: tensor<1x2x5x4xf32>) {
+  %y = training.maxpool2d ins(%x : tensor<1x2x5x4xf32>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 2>} -> tensor<1x2x2x3xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d: a dilated window between the pads
+// CHECK:      {{^}}pooling window 0 along the height reads only padding (input 2, kernel 2, stride 1, dilation 3, pads 1 + 1): every window must overlap the input{{$}}
+// CHECK:      %y = "training.maxpool2d"(%x)
+// CHECK:      | Operation does not verify: pooling window 0 along the height reads only padding (input 2, kernel 2, stride 1, dilation 3, pads 1 + 1): every window must overlap the input{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case97(%x: tensor<1x2x2x5xf32>) {
+  %y = training.maxpool2d ins(%x : tensor<1x2x2x5xf32>) {kernel_shape = array<i64: 2, 1>, pads = array<i64: 1, 0, 1, 0>, dilations = array<i64: 3, 1>} -> tensor<1x2x1x5xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d: kernel larger than the padded input
+// CHECK:      {{^}}the kernel's height extent 6 (kernel 6, dilation 1) exceeds the padded input height 5 (input 5, pads 0 + 0){{$}}
+// CHECK:      %y = "training.maxpool2d"(%x)
+// CHECK:      | Operation does not verify: the kernel's height extent 6 (kernel 6, dilation 1) exceeds the padded input height 5 (input 5, pads 0 + 0){{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case98(%x: tensor<1x2x5x5xf32>) {
+  %y = training.maxpool2d ins(%x : tensor<1x2x5x5xf32>) {kernel_shape = array<i64: 6, 2>} -> tensor<1x2x1x4xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d: output shape
+// CHECK:      {{^}}output #0 has shape 1x2x3x3 but the inputs give 1x2x2x2{{$}}
+// CHECK:      %y = "training.maxpool2d"(%x)
+// CHECK:      | Operation does not verify: output #0 has shape 1x2x3x3 but the inputs give 1x2x2x2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case99(%x: tensor<1x2x5x5xf32>) {
+  %y = training.maxpool2d ins(%x : tensor<1x2x5x5xf32>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} -> tensor<1x2x3x3xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d_grad: dY must be f32
+// CHECK:      {{^}}dY must have f32 elements, got f16{{$}}
+// CHECK:      %dx = "training.maxpool2d_grad"(%dy, %i)
+// CHECK:      | Operation does not verify: dY must have f32 elements, got f16{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case100(%dy: tensor<1x2x2x2xf16>, %i: tensor<1x2x2x2xi64>) {
+  %dx = training.maxpool2d_grad ins(%dy, %i : tensor<1x2x2x2xf16>, tensor<1x2x2x2xi64>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} -> tensor<1x2x5x5xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d_grad: Indices must be i64
+// CHECK:      {{^}}Indices must have i64 elements, got i32{{$}}
+// CHECK:      %dx = "training.maxpool2d_grad"(%dy, %i)
+// CHECK:      | Operation does not verify: Indices must have i64 elements, got i32{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case101(%dy: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi32>) {
+  %dx = training.maxpool2d_grad ins(%dy, %i : tensor<1x2x2x2xf32>, tensor<1x2x2x2xi32>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} -> tensor<1x2x5x5xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d_grad: dY and Indices differ
+// CHECK:      {{^}}dY (1x2x2x2) and Indices (1x2x2x3) must have the same shape{{$}}
+// CHECK:      %dx = "training.maxpool2d_grad"(%dy, %i)
+// CHECK:      | Operation does not verify: dY (1x2x2x2) and Indices (1x2x2x3) must have the same shape{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case102(%dy: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x3xi64>) {
+  %dx = training.maxpool2d_grad ins(%dy, %i : tensor<1x2x2x2xf32>, tensor<1x2x2x3xi64>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} -> tensor<1x2x5x5xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d_grad: dX rank
+// CHECK:      {{^}}dX must be rank 4 [N, C, H, W], got 2x5x5{{$}}
+// CHECK:      %dx = "training.maxpool2d_grad"(%dy, %i)
+// CHECK:      | Operation does not verify: dX must be rank 4 [N, C, H, W], got 2x5x5{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case103(%dy: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi64>) {
+  %dx = training.maxpool2d_grad ins(%dy, %i : tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} -> tensor<2x5x5xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d_grad: dY rank
+// CHECK:      {{^}}dY must be rank 4 [N, C, OH, OW], got 2x2x2{{$}}
+// CHECK:      %dx = "training.maxpool2d_grad"(%dy, %i)
+// CHECK:      | Operation does not verify: dY must be rank 4 [N, C, OH, OW], got 2x2x2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case104(%dy: tensor<2x2x2xf32>, %i: tensor<2x2x2xi64>) {
+  %dx = training.maxpool2d_grad ins(%dy, %i : tensor<2x2x2xf32>, tensor<2x2x2xi64>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} -> tensor<1x2x5x5xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d_grad: dX does not pool to dY
+// CHECK:      {{^}}dY has shape 1x2x2x2 but pooling dX (1x2x7x7) gives 1x2x3x3{{$}}
+// CHECK:      %dx = "training.maxpool2d_grad"(%dy, %i)
+// CHECK:      | Operation does not verify: dY has shape 1x2x2x2 but pooling dX (1x2x7x7) gives 1x2x3x3{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case105(%dy: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi64>) {
+  %dx = training.maxpool2d_grad ins(%dy, %i : tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} -> tensor<1x2x7x7xf32>
+  func.return
+}
+
+// -----
+
+// maxpool2d_grad: batch and channels of dX
+// CHECK:      {{^}}dY has shape 1x2x2x2 but pooling dX (1x3x5x5) gives 1x3x2x2{{$}}
+// CHECK:      "training.maxpool2d_grad"(%dy, %i, %dx)
+// CHECK:      | Operation does not verify: dY has shape 1x2x2x2 but pooling dX (1x3x5x5) gives 1x3x2x2{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case106(%dy: memref<1x2x2x2xf32>, %i: memref<1x2x2x2xi64>, %dx: memref<1x3x5x5xf32>) {
+  training.maxpool2d_grad ins(%dy, %i : memref<1x2x2x2xf32>, memref<1x2x2x2xi64>) outs(%dx : memref<1x3x5x5xf32>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+  func.return
+}
+
+// -----
+
+// avgpool2d: pads count
+// CHECK:      {{^}}pads must have 4 values (top, left, bottom, right), got 3{{$}}
+// CHECK:      %y = "training.avgpool2d"(%x)
+// CHECK:      | Operation does not verify: pads must have 4 values (top, left, bottom, right), got 3{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case107(%x: tensor<1x2x5x5xf32>) {
+  %y = training.avgpool2d ins(%x : tensor<1x2x5x5xf32>) {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1>, count_include_pad} -> tensor<1x2x5x5xf32>
+  func.return
+}
+
+// -----
+
+// avgpool2d: output shape
+// CHECK:      {{^}}output #0 has shape 1x2x3x3 but the inputs give 1x2x5x5{{$}}
+// CHECK:      %y = "training.avgpool2d"(%x)
+// CHECK:      | Operation does not verify: output #0 has shape 1x2x3x3 but the inputs give 1x2x5x5{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case108(%x: tensor<1x2x5x5xf32>) {
+  %y = training.avgpool2d ins(%x : tensor<1x2x5x5xf32>) {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} -> tensor<1x2x3x3xf32>
+  func.return
+}
+
+// -----
+
+// avgpool2d: a window only over the padding
+// CHECK:      {{^}}pooling window 0 along the width reads only padding (input 5, kernel 2, stride 1, dilation 1, pads 3 + 0): every window must overlap the input{{$}}
+// CHECK:      %y = "training.avgpool2d"(%x)
+// CHECK:      | Operation does not verify: pooling window 0 along the width reads only padding (input 5, kernel 2, stride 1, dilation 1, pads 3 + 0): every window must overlap the input{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case109(%x: tensor<1x2x5x5xf32>) {
+  %y = training.avgpool2d ins(%x : tensor<1x2x5x5xf32>) {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 3, 0, 0>} -> tensor<1x2x4x7xf32>
+  func.return
+}
+
+// -----
+
+// avgpool2d_grad: dX does not pool to dY
+// CHECK:      {{^}}dY has shape 1x2x4x4 but pooling dX (1x2x5x5) gives 1x2x5x5{{$}}
+// CHECK:      %dx = "training.avgpool2d_grad"(%dy)
+// CHECK:      | Operation does not verify: dY has shape 1x2x4x4 but pooling dX (1x2x5x5) gives 1x2x5x5{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case110(%dy: tensor<1x2x4x4xf32>) {
+  %dx = training.avgpool2d_grad ins(%dy : tensor<1x2x4x4xf32>) {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} -> tensor<1x2x5x5xf32>
+  func.return
+}
+
+// -----
+
+// avgpool2d_grad: strides sign
+// CHECK:      {{^}}strides must be positive, got [-2, 1]{{$}}
+// CHECK:      %dx = "training.avgpool2d_grad"(%dy)
+// CHECK:      | Operation does not verify: strides must be positive, got [-2, 1]{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case111(%dy: tensor<1x2x5x5xf32>) {
+  %dx = training.avgpool2d_grad ins(%dy : tensor<1x2x5x5xf32>) {kernel_shape = array<i64: 3, 3>, strides = array<i64: -2, 1>} -> tensor<1x2x5x5xf32>
+  func.return
+}
+
+// -----
+
+// global_avgpool: X rank
+// CHECK:      {{^}}X must be rank 4 [N, C, H, W], got 2x5x5{{$}}
+// CHECK:      %y = "training.global_avgpool"(%x)
+// CHECK:      | Operation does not verify: X must be rank 4 [N, C, H, W], got 2x5x5{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case112(%x: tensor<2x5x5xf32>) {
+  %y = training.global_avgpool ins(%x : tensor<2x5x5xf32>) -> tensor<2x1x1xf32>
+  func.return
+}
+
+// -----
+
+// global_avgpool: the result keeps H and W as 1s
+// CHECK:      {{^}}output #0 has shape 1x2 but the inputs give 1x2x1x1{{$}}
+// CHECK:      %y = "training.global_avgpool"(%x)
+// CHECK:      | Operation does not verify: output #0 has shape 1x2 but the inputs give 1x2x1x1{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case113(%x: tensor<1x2x5x5xf32>) {
+  %y = training.global_avgpool ins(%x : tensor<1x2x5x5xf32>) -> tensor<1x2xf32>
+  func.return
+}
+
+// -----
+
+// global_avgpool_grad: dY is not [N, C, 1, 1] of dX
+// CHECK:      {{^}}dY must have shape 1x2x1x1 (dX's batch and channels), got 1x3x1x1{{$}}
+// CHECK:      %dx = "training.global_avgpool_grad"(%dy)
+// CHECK:      | Operation does not verify: dY must have shape 1x2x1x1 (dX's batch and channels), got 1x3x1x1{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @case114(%dy: tensor<1x3x1x1xf32>) {
+  %dx = training.global_avgpool_grad ins(%dy : tensor<1x3x1x1xf32>) -> tensor<1x2x5x5xf32>
+  func.return
+}
+
+// -----
+
+// global_avgpool_grad: dX rank
+// CHECK:      {{^}}dX must be rank 4 [N, C, H, W], got 2x5x5{{$}}
+// CHECK:      "training.global_avgpool_grad"(%dy, %dx)
+// CHECK:      | Operation does not verify: dX must be rank 4 [N, C, H, W], got 2x5x5{{$}}
+func.func @case115(%dy: memref<1x2x1x1xf32>, %dx: memref<2x5x5xf32>) {
+  training.global_avgpool_grad ins(%dy : memref<1x2x1x1xf32>) outs(%dx : memref<2x5x5xf32>)
   func.return
 }

@@ -6,7 +6,8 @@
 // form (results, no outs) and in buffer form (outs, no results), with every
 // property variant; then training.constant (tensor only) and
 // training.arena_view (memref only). Properties equal to their default
-// (alpha = beta = 1.0 : f32, reduction = "mean") are not printed.
+// (alpha = beta = 1.0 : f32, reduction = "mean"; strides = dilations = [1, 1],
+// pads = [0, 0, 0, 0], outputs = ["dX", "dW", "dB"]) are not printed.
 
 // CHECK-LABEL: builtin.module {
 
@@ -116,6 +117,72 @@ func.func @state_tensor(%w: tensor<5x4xf32>, %g: tensor<5x4xf32>, %buf: tensor<5
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
 
+func.func @conv_tensor(%x: tensor<2x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<6xf32>, %wd: tensor<4x1x3x3xf32>,
+                       %wm: tensor<8x1x3x3xf32>, %wg: tensor<6x2x3x3xf32>, %wp: tensor<5x4x1x1xf32>, %dy: tensor<2x6x8x8xf32>) {
+  %y = training.conv2d ins(%x, %w, %b : tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) {pads = array<i64: 1, 1, 1, 1>} -> tensor<2x6x8x8xf32>
+  %ys = training.conv2d ins(%x, %w : tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>) {strides = array<i64: 2, 2>, pads = array<i64: 0, 1, 1, 0>, dilations = array<i64: 1, 2>} -> tensor<2x6x4x3xf32>
+  %yd = training.conv2d ins(%x, %wd : tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32>) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} -> tensor<2x4x4x4xf32>
+  %ym = training.conv2d ins(%x, %wm : tensor<2x4x8x8xf32>, tensor<8x1x3x3xf32>) -> tensor<2x8x6x6xf32>
+  %yg = training.conv2d ins(%x, %wg : tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32>) {pads = array<i64: 1, 1, 1, 1>} -> tensor<2x6x8x8xf32>
+  %yp = training.conv2d ins(%x, %wp : tensor<2x4x8x8xf32>, tensor<5x4x1x1xf32>) -> tensor<2x5x8x8xf32>
+  // Defaults written out are not printed back.
+  %y0 = training.conv2d ins(%x, %w : tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} -> tensor<2x6x6x6xf32>
+  %dx, %dw, %db = training.conv2d_grad ins(%dy, %x, %w : tensor<2x6x8x8xf32>, tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>) {pads = array<i64: 1, 1, 1, 1>} -> tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>
+  %dw1, %db1 = training.conv2d_grad ins(%dy, %x, %w : tensor<2x6x8x8xf32>, tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>) {pads = array<i64: 1, 1, 1, 1>, outputs = ["dW", "dB"]} -> tensor<6x4x3x3xf32>, tensor<6xf32>
+  %dx2 = training.conv2d_grad ins(%dy, %x, %wg : tensor<2x6x8x8xf32>, tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32>) {pads = array<i64: 1, 1, 1, 1>, outputs = ["dX"]} -> tensor<2x4x8x8xf32>
+  %dx3, %db3 = training.conv2d_grad ins(%yd, %x, %wd : tensor<2x4x4x4xf32>, tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32>) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, outputs = ["dX", "dB"]} -> tensor<2x4x8x8xf32>, tensor<4xf32>
+  %dw4 = training.conv2d_grad ins(%dy, %x, %w : tensor<2x6x8x8xf32>, tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>) {pads = array<i64: 1, 1, 1, 1>, outputs = ["dW"]} -> tensor<6x4x3x3xf32>
+  %dx5, %dw5, %db5 = training.conv2d_grad ins(%dy, %x, %w : tensor<2x6x8x8xf32>, tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>) {pads = array<i64: 1, 1, 1, 1>, outputs = ["dX", "dW", "dB"]} -> tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>
+  func.return
+}
+
+// CHECK-NEXT:  func.func @conv_tensor(%x: tensor<2x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<6xf32>, %wd: tensor<4x1x3x3xf32>, %wm: tensor<8x1x3x3xf32>, %wg: tensor<6x2x3x3xf32>, %wp: tensor<5x4x1x1xf32>, %dy: tensor<2x6x8x8xf32>) {
+// CHECK-NEXT:    %y = training.conv2d ins(%x, %w, %b : tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) {pads = array<i64: 1, 1, 1, 1>} -> tensor<2x6x8x8xf32>
+// CHECK-NEXT:    %ys = training.conv2d ins(%x, %w : tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>) {strides = array<i64: 2, 2>, pads = array<i64: 0, 1, 1, 0>, dilations = array<i64: 1, 2>} -> tensor<2x6x4x3xf32>
+// CHECK-NEXT:    %yd = training.conv2d ins(%x, %wd : tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32>) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} -> tensor<2x4x4x4xf32>
+// CHECK-NEXT:    %ym = training.conv2d ins(%x, %wm : tensor<2x4x8x8xf32>, tensor<8x1x3x3xf32>) -> tensor<2x8x6x6xf32>
+// CHECK-NEXT:    %yg = training.conv2d ins(%x, %wg : tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32>) {pads = array<i64: 1, 1, 1, 1>} -> tensor<2x6x8x8xf32>
+// CHECK-NEXT:    %yp = training.conv2d ins(%x, %wp : tensor<2x4x8x8xf32>, tensor<5x4x1x1xf32>) -> tensor<2x5x8x8xf32>
+// CHECK-NEXT:    %y0 = training.conv2d ins(%x, %w : tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<2x6x6x6xf32>
+// CHECK-NEXT:    %dx, %dw, %db = training.conv2d_grad ins(%dy, %x, %w : tensor<2x6x8x8xf32>, tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>) {pads = array<i64: 1, 1, 1, 1>} -> tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>
+// CHECK-NEXT:    %dw1, %db1 = training.conv2d_grad ins(%dy, %x, %w : tensor<2x6x8x8xf32>, tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>) {pads = array<i64: 1, 1, 1, 1>, outputs = ["dW", "dB"]} -> tensor<6x4x3x3xf32>, tensor<6xf32>
+// CHECK-NEXT:    %dx2 = training.conv2d_grad ins(%dy, %x, %wg : tensor<2x6x8x8xf32>, tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32>) {pads = array<i64: 1, 1, 1, 1>, outputs = ["dX"]} -> tensor<2x4x8x8xf32>
+// CHECK-NEXT:    %dx3, %db3 = training.conv2d_grad ins(%yd, %x, %wd : tensor<2x4x4x4xf32>, tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32>) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, outputs = ["dX", "dB"]} -> tensor<2x4x8x8xf32>, tensor<4xf32>
+// CHECK-NEXT:    %dw4 = training.conv2d_grad ins(%dy, %x, %w : tensor<2x6x8x8xf32>, tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>) {pads = array<i64: 1, 1, 1, 1>, outputs = ["dW"]} -> tensor<6x4x3x3xf32>
+// CHECK-NEXT:    %dx5, %dw5, %db5 = training.conv2d_grad ins(%dy, %x, %w : tensor<2x6x8x8xf32>, tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>) {pads = array<i64: 1, 1, 1, 1>} -> tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+
+func.func @pool_tensor(%x: tensor<2x4x8x8xf32>, %dy: tensor<2x4x4x4xf32>, %i: tensor<2x4x4x4xi64>, %g: tensor<2x4x1x1xf32>) {
+  %y, %yi = training.maxpool2d ins(%x : tensor<2x4x8x8xf32>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} -> tensor<2x4x4x4xf32>, tensor<2x4x4x4xi64>
+  %y1 = training.maxpool2d ins(%x : tensor<2x4x8x8xf32>) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} -> tensor<2x4x4x4xf32>
+  %y2, %yi2 = training.maxpool2d ins(%x : tensor<2x4x8x8xf32>) {kernel_shape = array<i64: 2, 3>, pads = array<i64: 0, 1, 1, 0>, dilations = array<i64: 2, 1>} -> tensor<2x4x7x7xf32>, tensor<2x4x7x7xi64>
+  %dx = training.maxpool2d_grad ins(%dy, %i : tensor<2x4x4x4xf32>, tensor<2x4x4x4xi64>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} -> tensor<2x4x8x8xf32>
+  %dx2 = training.maxpool2d_grad ins(%y2, %yi2 : tensor<2x4x7x7xf32>, tensor<2x4x7x7xi64>) {kernel_shape = array<i64: 2, 3>, pads = array<i64: 0, 1, 1, 0>, dilations = array<i64: 2, 1>} -> tensor<2x4x8x8xf32>
+  %a = training.avgpool2d ins(%x : tensor<2x4x8x8xf32>) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} -> tensor<2x4x4x4xf32>
+  %ai = training.avgpool2d ins(%x : tensor<2x4x8x8xf32>) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad} -> tensor<2x4x4x4xf32>
+  %da = training.avgpool2d_grad ins(%dy : tensor<2x4x4x4xf32>) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} -> tensor<2x4x8x8xf32>
+  %dai = training.avgpool2d_grad ins(%dy : tensor<2x4x4x4xf32>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, count_include_pad} -> tensor<2x4x8x8xf32>
+  %gp = training.global_avgpool ins(%x : tensor<2x4x8x8xf32>) -> tensor<2x4x1x1xf32>
+  %dg = training.global_avgpool_grad ins(%g : tensor<2x4x1x1xf32>) -> tensor<2x4x8x8xf32>
+  func.return
+}
+
+// CHECK-NEXT:  func.func @pool_tensor(%x: tensor<2x4x8x8xf32>, %dy: tensor<2x4x4x4xf32>, %i: tensor<2x4x4x4xi64>, %g: tensor<2x4x1x1xf32>) {
+// CHECK-NEXT:    %y, %yi = training.maxpool2d ins(%x : tensor<2x4x8x8xf32>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} -> tensor<2x4x4x4xf32>, tensor<2x4x4x4xi64>
+// CHECK-NEXT:    %y1 = training.maxpool2d ins(%x : tensor<2x4x8x8xf32>) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} -> tensor<2x4x4x4xf32>
+// CHECK-NEXT:    %y2, %yi2 = training.maxpool2d ins(%x : tensor<2x4x8x8xf32>) {kernel_shape = array<i64: 2, 3>, pads = array<i64: 0, 1, 1, 0>, dilations = array<i64: 2, 1>} -> tensor<2x4x7x7xf32>, tensor<2x4x7x7xi64>
+// CHECK-NEXT:    %dx = training.maxpool2d_grad ins(%dy, %i : tensor<2x4x4x4xf32>, tensor<2x4x4x4xi64>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} -> tensor<2x4x8x8xf32>
+// CHECK-NEXT:    %dx2 = training.maxpool2d_grad ins(%y2, %yi2 : tensor<2x4x7x7xf32>, tensor<2x4x7x7xi64>) {kernel_shape = array<i64: 2, 3>, pads = array<i64: 0, 1, 1, 0>, dilations = array<i64: 2, 1>} -> tensor<2x4x8x8xf32>
+// CHECK-NEXT:    %a = training.avgpool2d ins(%x : tensor<2x4x8x8xf32>) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} -> tensor<2x4x4x4xf32>
+// CHECK-NEXT:    %ai = training.avgpool2d ins(%x : tensor<2x4x8x8xf32>) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad} -> tensor<2x4x4x4xf32>
+// CHECK-NEXT:    %da = training.avgpool2d_grad ins(%dy : tensor<2x4x4x4xf32>) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} -> tensor<2x4x8x8xf32>
+// CHECK-NEXT:    %dai = training.avgpool2d_grad ins(%dy : tensor<2x4x4x4xf32>) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, count_include_pad} -> tensor<2x4x8x8xf32>
+// CHECK-NEXT:    %gp = training.global_avgpool ins(%x : tensor<2x4x8x8xf32>) -> tensor<2x4x1x1xf32>
+// CHECK-NEXT:    %dg = training.global_avgpool_grad ins(%g : tensor<2x4x1x1xf32>) -> tensor<2x4x8x8xf32>
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+
 // =============================================================================
 // Buffer form (memrefs with a memory space, as training-bufferize writes them;
 // the compute ops do not require one)
@@ -206,6 +273,48 @@ func.func @state_buffer(%w: memref<5x4xf32, "L2">, %g: memref<5x4xf32, "L2">, %b
 // CHECK-NEXT:    training.copy ins(%w : memref<5x4xf32, "L2">) outs(%t : memref<5x4xf32, "L1">)
 // CHECK-NEXT:    training.copy ins(%l : memref<3xi64, "L2">) outs(%u : memref<3xi64, "L3">)
 // CHECK-NEXT:    training.copy ins(%buf : memref<5xf32, "L2">) outs(%v : memref<5xf32, "L2">)
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+
+func.func @conv_buffer(%x: memref<2x4x8x8xf32, "L2">, %w: memref<6x4x3x3xf32, "L2">, %b: memref<6xf32, "L2">, %wd: memref<4x1x3x3xf32, "L1">,
+                       %y: memref<2x6x8x8xf32, "L2">, %yd: memref<2x4x4x4xf32, "L1">, %dx: memref<2x4x8x8xf32, "L2">, %dw: memref<6x4x3x3xf32, "L2">, %db: memref<6xf32, "L2">) {
+  training.conv2d ins(%x, %w, %b : memref<2x4x8x8xf32, "L2">, memref<6x4x3x3xf32, "L2">, memref<6xf32, "L2">) outs(%y : memref<2x6x8x8xf32, "L2">) {pads = array<i64: 1, 1, 1, 1>}
+  training.conv2d ins(%x, %wd : memref<2x4x8x8xf32, "L2">, memref<4x1x3x3xf32, "L1">) outs(%yd : memref<2x4x4x4xf32, "L1">) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}
+  training.conv2d_grad ins(%y, %x, %w : memref<2x6x8x8xf32, "L2">, memref<2x4x8x8xf32, "L2">, memref<6x4x3x3xf32, "L2">) outs(%dx, %dw, %db : memref<2x4x8x8xf32, "L2">, memref<6x4x3x3xf32, "L2">, memref<6xf32, "L2">) {pads = array<i64: 1, 1, 1, 1>}
+  training.conv2d_grad ins(%y, %x, %w : memref<2x6x8x8xf32, "L2">, memref<2x4x8x8xf32, "L2">, memref<6x4x3x3xf32, "L2">) outs(%dw, %db : memref<6x4x3x3xf32, "L2">, memref<6xf32, "L2">) {pads = array<i64: 1, 1, 1, 1>, outputs = ["dW", "dB"]}
+  training.conv2d_grad ins(%yd, %x, %wd : memref<2x4x4x4xf32, "L1">, memref<2x4x8x8xf32, "L2">, memref<4x1x3x3xf32, "L1">) outs(%dx : memref<2x4x8x8xf32, "L2">) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, outputs = ["dX"]}
+  func.return
+}
+
+// CHECK-NEXT:  func.func @conv_buffer(%x: memref<2x4x8x8xf32, "L2">, %w: memref<6x4x3x3xf32, "L2">, %b: memref<6xf32, "L2">, %wd: memref<4x1x3x3xf32, "L1">, %y: memref<2x6x8x8xf32, "L2">, %yd: memref<2x4x4x4xf32, "L1">, %dx: memref<2x4x8x8xf32, "L2">, %dw: memref<6x4x3x3xf32, "L2">, %db: memref<6xf32, "L2">) {
+// CHECK-NEXT:    training.conv2d ins(%x, %w, %b : memref<2x4x8x8xf32, "L2">, memref<6x4x3x3xf32, "L2">, memref<6xf32, "L2">) outs(%y : memref<2x6x8x8xf32, "L2">) {pads = array<i64: 1, 1, 1, 1>}
+// CHECK-NEXT:    training.conv2d ins(%x, %wd : memref<2x4x8x8xf32, "L2">, memref<4x1x3x3xf32, "L1">) outs(%yd : memref<2x4x4x4xf32, "L1">) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}
+// CHECK-NEXT:    training.conv2d_grad ins(%y, %x, %w : memref<2x6x8x8xf32, "L2">, memref<2x4x8x8xf32, "L2">, memref<6x4x3x3xf32, "L2">) outs(%dx, %dw, %db : memref<2x4x8x8xf32, "L2">, memref<6x4x3x3xf32, "L2">, memref<6xf32, "L2">) {pads = array<i64: 1, 1, 1, 1>}
+// CHECK-NEXT:    training.conv2d_grad ins(%y, %x, %w : memref<2x6x8x8xf32, "L2">, memref<2x4x8x8xf32, "L2">, memref<6x4x3x3xf32, "L2">) outs(%dw, %db : memref<6x4x3x3xf32, "L2">, memref<6xf32, "L2">) {pads = array<i64: 1, 1, 1, 1>, outputs = ["dW", "dB"]}
+// CHECK-NEXT:    training.conv2d_grad ins(%yd, %x, %wd : memref<2x4x4x4xf32, "L1">, memref<2x4x8x8xf32, "L2">, memref<4x1x3x3xf32, "L1">) outs(%dx : memref<2x4x8x8xf32, "L2">) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, outputs = ["dX"]}
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+
+func.func @pool_buffer(%x: memref<2x4x8x8xf32, "L2">, %y: memref<2x4x4x4xf32, "L2">, %i: memref<2x4x4x4xi64, "L2">, %dx: memref<2x4x8x8xf32, "L2">,
+                       %g: memref<2x4x1x1xf32, "L1">) {
+  training.maxpool2d ins(%x : memref<2x4x8x8xf32, "L2">) outs(%y, %i : memref<2x4x4x4xf32, "L2">, memref<2x4x4x4xi64, "L2">) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+  training.maxpool2d ins(%x : memref<2x4x8x8xf32, "L2">) outs(%y : memref<2x4x4x4xf32, "L2">) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}
+  training.maxpool2d_grad ins(%y, %i : memref<2x4x4x4xf32, "L2">, memref<2x4x4x4xi64, "L2">) outs(%dx : memref<2x4x8x8xf32, "L2">) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+  training.avgpool2d ins(%x : memref<2x4x8x8xf32, "L2">) outs(%y : memref<2x4x4x4xf32, "L2">) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad}
+  training.avgpool2d_grad ins(%y : memref<2x4x4x4xf32, "L2">) outs(%dx : memref<2x4x8x8xf32, "L2">) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad}
+  training.global_avgpool ins(%x : memref<2x4x8x8xf32, "L2">) outs(%g : memref<2x4x1x1xf32, "L1">)
+  training.global_avgpool_grad ins(%g : memref<2x4x1x1xf32, "L1">) outs(%dx : memref<2x4x8x8xf32, "L2">)
+  func.return
+}
+
+// CHECK-NEXT:  func.func @pool_buffer(%x: memref<2x4x8x8xf32, "L2">, %y: memref<2x4x4x4xf32, "L2">, %i: memref<2x4x4x4xi64, "L2">, %dx: memref<2x4x8x8xf32, "L2">, %g: memref<2x4x1x1xf32, "L1">) {
+// CHECK-NEXT:    training.maxpool2d ins(%x : memref<2x4x8x8xf32, "L2">) outs(%y, %i : memref<2x4x4x4xf32, "L2">, memref<2x4x4x4xi64, "L2">) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+// CHECK-NEXT:    training.maxpool2d ins(%x : memref<2x4x8x8xf32, "L2">) outs(%y : memref<2x4x4x4xf32, "L2">) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}
+// CHECK-NEXT:    training.maxpool2d_grad ins(%y, %i : memref<2x4x4x4xf32, "L2">, memref<2x4x4x4xi64, "L2">) outs(%dx : memref<2x4x8x8xf32, "L2">) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+// CHECK-NEXT:    training.avgpool2d ins(%x : memref<2x4x8x8xf32, "L2">) outs(%y : memref<2x4x4x4xf32, "L2">) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad}
+// CHECK-NEXT:    training.avgpool2d_grad ins(%y : memref<2x4x4x4xf32, "L2">) outs(%dx : memref<2x4x8x8xf32, "L2">) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad}
+// CHECK-NEXT:    training.global_avgpool ins(%x : memref<2x4x8x8xf32, "L2">) outs(%g : memref<2x4x1x1xf32, "L1">)
+// CHECK-NEXT:    training.global_avgpool_grad ins(%g : memref<2x4x1x1xf32, "L1">) outs(%dx : memref<2x4x8x8xf32, "L2">)
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
 

@@ -1,0 +1,182 @@
+/* 2-D pooling (NCHW) and its gradients. The forward kernels own output rows;
+ * the gradient kernels own whole input planes (a plane's dX is cleared and
+ * then accumulated by one core), so no two cores write the same element. */
+#include <float.h>
+
+#include "dm_pool.h"
+
+/* The window geometry of either args struct. */
+typedef struct {
+    uint32_t in_h, in_w, k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
+} dm_win_t;
+
+static dm_win_t dm_win_fwd(const dm_pool2d_args_t *a)
+{
+    const dm_win_t w = {a->in_h, a->in_w, a->k_h, a->k_w, a->stride_h,
+                        a->stride_w, a->dil_h, a->dil_w, a->pad_top, a->pad_left};
+    return w;
+}
+
+static dm_win_t dm_win_grad(const dm_pool2d_grad_args_t *a)
+{
+    const dm_win_t w = {a->in_h, a->in_w, a->k_h, a->k_w, a->stride_h,
+                        a->stride_w, a->dil_h, a->dil_w, a->pad_top, a->pad_left};
+    return w;
+}
+
+/* The taps of output (oh, ow) that lie inside the input: rows
+ * ih0 + kh * dil_h for kh in [kh0, kh1), columns alike. */
+typedef struct {
+    int32_t ih0, iw0;
+    uint32_t kh0, kh1, kw0, kw1;
+} dm_taps_t;
+
+static dm_taps_t dm_taps(const dm_win_t *w, uint32_t oh, uint32_t ow)
+{
+    dm_taps_t t;
+    t.ih0 = (int32_t)(oh * w->stride_h) - (int32_t)w->pad_top;
+    t.iw0 = (int32_t)(ow * w->stride_w) - (int32_t)w->pad_left;
+    dm_window_range(t.ih0, w->dil_h, w->in_h, w->k_h, &t.kh0, &t.kh1);
+    dm_window_range(t.iw0, w->dil_w, w->in_w, w->k_w, &t.kw0, &t.kw1);
+    return t;
+}
+
+static inline uint32_t dm_tap_h(const dm_taps_t *t, uint32_t kh, uint32_t dil)
+{
+    return (uint32_t)(t->ih0 + (int32_t)(kh * dil));
+}
+
+static inline uint32_t dm_tap_w(const dm_taps_t *t, uint32_t kw, uint32_t dil)
+{
+    return (uint32_t)(t->iw0 + (int32_t)(kw * dil));
+}
+
+static inline float dm_divisor(const dm_taps_t *t, const dm_win_t *w, uint32_t incl)
+{
+    return incl ? (float)(w->k_h * w->k_w) : (float)((t->kh1 - t->kh0) * (t->kw1 - t->kw0));
+}
+
+void dm_maxpool2d_fp32(void *args)
+{
+    const dm_pool2d_args_t *a = (const dm_pool2d_args_t *)args;
+    const dm_win_t win = dm_win_fwd(a);
+    const uint32_t plane = a->in_h * a->in_w;
+    uint32_t r0, r1;
+    dm_chunk(a->planes * a->out_h, &r0, &r1);
+    for (uint32_t r = r0; r < r1; r++) {
+        const uint32_t p = r / a->out_h, oh = r % a->out_h;
+        const float *x = a->X + p * plane;
+        for (uint32_t ow = 0; ow < a->out_w; ow++) {
+            const dm_taps_t t = dm_taps(&win, oh, ow);
+            float best = -FLT_MAX;
+            int64_t at = -1;
+            for (uint32_t kh = t.kh0; kh < t.kh1; kh++) {
+                const uint32_t ih = dm_tap_h(&t, kh, a->dil_h);
+                for (uint32_t kw = t.kw0; kw < t.kw1; kw++) {
+                    const uint32_t i = ih * a->in_w + dm_tap_w(&t, kw, a->dil_w);
+                    if (at < 0 || x[i] > best) {
+                        best = x[i];
+                        at = (int64_t)p * (int64_t)plane + (int64_t)i;
+                    }
+                }
+            }
+            a->Y[r * a->out_w + ow] = best;
+            if (a->indices != NULL) a->indices[r * a->out_w + ow] = at;
+        }
+    }
+}
+
+void dm_maxpool2d_grad_fp32(void *args)
+{
+    const dm_pool2d_grad_args_t *a = (const dm_pool2d_grad_args_t *)args;
+    const uint32_t plane = a->in_h * a->in_w, oplane = a->out_h * a->out_w;
+    uint32_t p0, p1;
+    dm_chunk(a->planes, &p0, &p1);
+    for (uint32_t p = p0; p < p1; p++) {
+        float *dx = a->dX + p * plane;
+        const float *dy = a->dY + p * oplane;
+        const int64_t *idx = a->indices + p * oplane;
+        for (uint32_t i = 0; i < plane; i++) dx[i] = 0.0f;
+        for (uint32_t o = 0; o < oplane; o++) {
+            if (idx[o] < 0) continue;
+            /* an index counts elements of a tensor whose size is a uint32_t:
+             * 32-bit arithmetic is exact (and needs no 64-bit division on RV32) */
+            dx[(uint32_t)idx[o] % plane] += dy[o];
+        }
+    }
+}
+
+void dm_avgpool2d_fp32(void *args)
+{
+    const dm_pool2d_args_t *a = (const dm_pool2d_args_t *)args;
+    const dm_win_t win = dm_win_fwd(a);
+    const uint32_t plane = a->in_h * a->in_w;
+    uint32_t r0, r1;
+    dm_chunk(a->planes * a->out_h, &r0, &r1);
+    for (uint32_t r = r0; r < r1; r++) {
+        const uint32_t p = r / a->out_h, oh = r % a->out_h;
+        const float *x = a->X + p * plane;
+        for (uint32_t ow = 0; ow < a->out_w; ow++) {
+            const dm_taps_t t = dm_taps(&win, oh, ow);
+            float acc = 0.0f;
+            for (uint32_t kh = t.kh0; kh < t.kh1; kh++) {
+                const float *xr = x + dm_tap_h(&t, kh, a->dil_h) * a->in_w;
+                for (uint32_t kw = t.kw0; kw < t.kw1; kw++) acc += xr[dm_tap_w(&t, kw, a->dil_w)];
+            }
+            const float div = dm_divisor(&t, &win, a->count_include_pad);
+            a->Y[r * a->out_w + ow] = div > 0.0f ? acc / div : 0.0f;
+        }
+    }
+}
+
+void dm_avgpool2d_grad_fp32(void *args)
+{
+    const dm_pool2d_grad_args_t *a = (const dm_pool2d_grad_args_t *)args;
+    const dm_win_t win = dm_win_grad(a);
+    const uint32_t plane = a->in_h * a->in_w, oplane = a->out_h * a->out_w;
+    uint32_t p0, p1;
+    dm_chunk(a->planes, &p0, &p1);
+    for (uint32_t p = p0; p < p1; p++) {
+        float *dx = a->dX + p * plane;
+        const float *dy = a->dY + p * oplane;
+        for (uint32_t i = 0; i < plane; i++) dx[i] = 0.0f;
+        for (uint32_t oh = 0; oh < a->out_h; oh++) {
+            for (uint32_t ow = 0; ow < a->out_w; ow++) {
+                const dm_taps_t t = dm_taps(&win, oh, ow);
+                const float div = dm_divisor(&t, &win, a->count_include_pad);
+                if (!(div > 0.0f)) continue;
+                const float share = dy[oh * a->out_w + ow] / div;
+                for (uint32_t kh = t.kh0; kh < t.kh1; kh++) {
+                    float *dxr = dx + dm_tap_h(&t, kh, a->dil_h) * a->in_w;
+                    for (uint32_t kw = t.kw0; kw < t.kw1; kw++)
+                        dxr[dm_tap_w(&t, kw, a->dil_w)] += share;
+                }
+            }
+        }
+    }
+}
+
+void dm_global_avgpool_fp32(void *args)
+{
+    const dm_global_avgpool_args_t *a = (const dm_global_avgpool_args_t *)args;
+    uint32_t p0, p1;
+    dm_chunk(a->planes, &p0, &p1);
+    for (uint32_t p = p0; p < p1; p++) {
+        const float *x = a->X + p * a->size;
+        float acc = 0.0f;
+        for (uint32_t i = 0; i < a->size; i++) acc += x[i];
+        a->Y[p] = acc / (float)a->size;
+    }
+}
+
+void dm_global_avgpool_grad_fp32(void *args)
+{
+    const dm_global_avgpool_grad_args_t *a = (const dm_global_avgpool_grad_args_t *)args;
+    uint32_t p0, p1;
+    dm_chunk(a->planes, &p0, &p1);
+    for (uint32_t p = p0; p < p1; p++) {
+        const float g = a->dY[p] / (float)a->size;
+        float *dx = a->dX + p * a->size;
+        for (uint32_t i = 0; i < a->size; i++) dx[i] = g;
+    }
+}
