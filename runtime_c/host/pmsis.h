@@ -96,72 +96,125 @@ void pi_perf_stop(void);
 unsigned int pi_perf_read(int id);
 
 /* ---- DMA -----------------------------------------------------------------
- * The emulation is what makes DMA bugs visible on the host:
- *  - a copy LANDS AT ITS WAIT: at issue its destination bytes are poisoned
+ * Two engines, with the calls and types of pulp-sdk / gap_sdk PMSIS:
+ *   cluster DMA (mchan), L2 <-> L1: pi_cl_dma_cmd, pi_cl_dma_cmd_2d,
+ *     pi_cl_dma_cmd_wait, pi_cl_dma_flush (rtos/pmsis/pmsis_api cl_dma.h);
+ *   L3 RAM, L3 <-> L2: pi_ram_* and pi_cl_ram_copy, pi_cl_ram_copy_2d,
+ *     pi_cl_ram_copy_wait (pmsis_bsp bsp/ram.h, bsp/ram/hyperram.h).
+ * Where the SDKs take an address as uint32_t this file says uintptr_t: on the
+ * 32-bit targets the two are one type, and 64-bit host pointers survive
+ * (emitted code casts pointers with (uintptr_t)). L3 addresses stay uint32_t:
+ * they are offsets into the emulated RAM, never 0.
+ *
+ * The emulation is what makes DMA bugs visible on the host. Every stop prints
+ * one line "dm-host: ..." on stderr, naming the request (DM_REQ_NAME in
+ * dm_dma.h), and exits with code 3.
+ *  - A copy LANDS AT ITS WAIT: at issue its destination bytes are poisoned
  *    (0xFF: NaN for fp32) and the bytes move when the copy is waited for, so
- *    reading the destination before the wait gives wrong numbers;
- *  - the source is checksummed at issue; if it changed before the copy landed
- *    the program stops, naming the request ("source modified while in flight");
- *  - a cluster-DMA command (mchan) may carry several transfers in flight: they
- *    complete in order, and waiting on the command lands every transfer issued
- *    up to its latest one;
- *  - an L3 RAM request holds ONE transfer: issuing on a request that still
- *    has one in flight stops the program, naming the request;
- *  - at exit, one line per hop on stderr:
- *      dm-host: dma L2->L1 transfers=N bytes=B   (and L1->L2, L3->L2, L2->L3)
- *    and a program that exits with transfers in flight fails (exit code 3).
- * Stops print one line on stderr and exit with code 3.
- * Addresses are uintptr_t here where the SDKs say uint32_t: on the 32-bit
- * targets the two are one type, and 64-bit host pointers survive. */
+ *    reading the destination before the wait gives wrong numbers.
+ *  - The source is checksummed at issue; if it changed before the copy lands:
+ *    stop ("source modified while in flight"). A destination written before
+ *    the copy lands: stop ("destination written while in flight").
+ *  - Copies in flight at the same time must not touch each other's bytes
+ *    (one writing what another reads or writes): stop at the second issue.
+ *  - mchan: transfers complete in issue order, so one command may carry
+ *    several transfers in flight; pi_cl_dma_cmd_wait(cmd) lands every cluster
+ *    DMA transfer issued up to the command's latest, in order. But, as in both
+ *    SDKs, every transfer takes one of the DMA's 16 transfer ids until the
+ *    wait on its command frees it, and a wait frees only the command's LATEST
+ *    transfer id: the ids of earlier transfers issued on a reused command stay
+ *    taken until pi_cl_dma_flush(). Issuing with all 16 taken stops (on the
+ *    board the core stalls for ever). 1-D sizes must fit 16 bits and 2-D row
+ *    lengths 16 bits, 2-D sizes 17 bits (the SDKs truncate them).
+ *  - An L3 RAM request holds ONE transfer: issuing on a request that still
+ *    has one in flight stops ("... reused while a transfer is in flight").
+ *  - Waiting with nothing in flight returns at once. A wait on a command or
+ *    request that never had a transfer (zero-initialised) prints a warning
+ *    once per request: on the board an mchan wait then waits for and frees
+ *    transfer id 0 (another transfer's, maybe) and an L3 RAM wait never
+ *    returns. With DM_HOST_STRICT=1 in the environment it stops instead.
+ *  - At exit, one line per hop on stderr, always:
+ *      dm-host: dma L2->L1 transfers=N bytes=B   (then L1->L2, L3->L2, L2->L3)
+ *    counting every copy issued (pi_ram_read/pi_ram_write included), and a
+ *    program that exits with a copy in flight fails with code 3.
+ *  - Freeing memory (pi_l2_free, pi_cl_l1_free, pi_ram_free) that a copy in
+ *    flight reads or writes stops. */
 #define DM_HOST_EMULATION 1
 
 typedef enum {
-    PI_CL_DMA_DIR_LOC2EXT = 0,
-    PI_CL_DMA_DIR_EXT2LOC = 1,
+    PI_CL_DMA_DIR_LOC2EXT = 0, /* L1 -> L2 */
+    PI_CL_DMA_DIR_EXT2LOC = 1, /* L2 -> L1 */
 } pi_cl_dma_dir_e;
 
 typedef struct pi_cl_dma_cmd_s {
-    uint32_t id; /* the latest transfer issued on this command */
+    uint32_t id; /* the latest transfer issued on this command; 0: none */
 } pi_cl_dma_cmd_t;
 
-/* 1-D: size contiguous bytes. 2-D: size bytes as rows of `length` bytes,
- * `stride` bytes apart on the ext (L2) side, contiguous on the loc (L1) side. */
+/* 1-D: `size` contiguous bytes (size < 2^16). 2-D: `size` bytes (< 2^17) as
+ * rows of `length` bytes (< 2^16; the last row may be shorter) that start
+ * `stride` bytes apart on the ext (L2) side and follow each other on the loc
+ * (L1) side. */
 void pi_cl_dma_cmd(uintptr_t ext, uintptr_t loc, uint32_t size, pi_cl_dma_dir_e dir,
                    pi_cl_dma_cmd_t *cmd);
 void pi_cl_dma_cmd_2d(uintptr_t ext, uintptr_t loc, uint32_t size, uint32_t stride,
                       uint32_t length, pi_cl_dma_dir_e dir, pi_cl_dma_cmd_t *cmd);
 void pi_cl_dma_cmd_wait(pi_cl_dma_cmd_t *cmd);
+/* Lands every cluster-DMA transfer in flight and frees all 16 transfer ids. */
+void pi_cl_dma_flush(void);
 
-/* L3 RAM (HyperRAM / OctoSPI RAM): addresses are uint32_t offsets into the
- * emulated RAM, never 0. */
-struct pi_default_ram_conf {
-    int ram_start;
-    int ram_size;
+/* L3 RAM. The device is opened as on pulp-sdk (HyperRAM):
+ *   struct pi_hyperram_conf conf; pi_hyperram_conf_init(&conf);
+ *   pi_open_from_conf(&ram, &conf); if (pi_ram_open(&ram) != 0) ...
+ * gap_sdk names the board's RAM configuration pi_default_ram_conf with a
+ * macro (pi_aps256xxn_conf on the GAP9 EVK, pi_hyperram_conf elsewhere); here
+ * it is the HyperRAM one. The emulation reads none of the fields. Using a
+ * RAM device that is not open stops. */
+struct pi_ram_conf {
+    void *api;
 };
 
+struct pi_hyperram_conf {
+    struct pi_ram_conf ram;
+    int hyper_itf;
+    int hyper_cs;
+    int ram_start;
+    int ram_size;
+    uint32_t baudrate;
+};
+
+#define pi_default_ram_conf pi_hyperram_conf
+#define pi_default_ram_conf_init pi_hyperram_conf_init
+
 typedef struct pi_cl_ram_req_s {
-    uint32_t id; /* 0: idle */
+    uint32_t id; /* the latest transfer issued on this request; 0: none */
 } pi_cl_ram_req_t;
 
-void pi_default_ram_conf_init(struct pi_default_ram_conf *conf);
-int pi_ram_open(struct pi_device *device);
+void pi_hyperram_conf_init(struct pi_hyperram_conf *conf);
+int32_t pi_ram_open(struct pi_device *device);
 void pi_ram_close(struct pi_device *device);
+/* Allocations are 4-byte aligned at addresses from 0x10000000; pi_ram_free
+ * needs the allocated size back (the SDK allocator keeps no sizes): another
+ * size stops. */
 int pi_ram_alloc(struct pi_device *device, uint32_t *addr, uint32_t size);
 int pi_ram_free(struct pi_device *device, uint32_t addr, uint32_t size);
+/* synchronous */
 void pi_ram_read(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size);
 void pi_ram_write(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size);
-/* ext2loc = 1: L3 -> L2; 0: L2 -> L3. 2-D: rows of `length` bytes, `stride`
- * bytes apart in L3, contiguous in L2. */
+/* Asynchronous, from the cluster. ext2loc = 1: L3 -> L2; 0: L2 -> L3. 2-D:
+ * rows of `length` bytes, `stride` bytes apart in L3, contiguous in L2. */
 void pi_cl_ram_copy(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
                     int ext2loc, pi_cl_ram_req_t *req);
 void pi_cl_ram_copy_2d(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
                        uint32_t stride, uint32_t length, int ext2loc, pi_cl_ram_req_t *req);
 void pi_cl_ram_copy_wait(pi_cl_ram_req_t *req);
 
-/* Host only (see DM_REQ_NAME in dm_dma.h): a name for a request in messages. */
+/* Host only (see DM_REQ_NAME in dm_dma.h): a name for a command or request in
+ * messages. The text is copied (up to 63 characters). */
 void dm_host_name_request(const void *req, const char *name);
-/* Host only: bytes and transfers per hop so far, [hop][0 = transfers, 1 = bytes],
- * hops L2->L1, L1->L2, L3->L2, L2->L3. */
+/* Host only: transfers and bytes per hop so far, out[hop][0] = transfers,
+ * out[hop][1] = bytes; hops in order L2->L1, L1->L2, L3->L2, L2->L3. */
 void dm_host_dma_stats(uint64_t out[4][2]);
+/* Host only: copies issued and not landed yet. */
+uint32_t dm_host_dma_in_flight(void);
 
 #endif

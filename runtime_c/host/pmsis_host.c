@@ -1,9 +1,12 @@
 /* Host emulation of PMSIS: see pmsis.h. */
 #include "pmsis.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static void dm_check_free(const char *who, const void *p, uint64_t n);
 
 static uint32_t dm_current_core = 0u;
 static int dm_team_cores = NUM_CORES;
@@ -71,7 +74,7 @@ void *pi_l2_malloc(int size) { return dm_alloc("pi_l2_malloc", size); }
 
 void pi_l2_free(void *chunk, int size)
 {
-    (void)size;
+    dm_check_free("pi_l2_free", chunk, size > 0 ? (uint64_t)size : 1u);
     free(chunk);
 }
 
@@ -84,7 +87,7 @@ void *pi_cl_l1_malloc(struct pi_device *device, uint32_t size)
 void pi_cl_l1_free(struct pi_device *device, void *chunk, int size)
 {
     (void)device;
-    (void)size;
+    dm_check_free("pi_cl_l1_free", chunk, size > 0 ? (uint64_t)size : 1u);
     free(chunk);
 }
 
@@ -200,15 +203,30 @@ static const char *const dm_hop_names[DM_HOPS] = {"L2->L1", "L1->L2", "L3->L2", 
 #ifndef DM_HOST_MAX_INFLIGHT
 #define DM_HOST_MAX_INFLIGHT 256
 #endif
+/* transfer ids of the cluster DMA (4-bit TID in mchan and GAP9's cluster DMA) */
+#define DM_MCHAN_TIDS 16
+/* the SDKs pass a 1-D size and a 2-D row length as 16-bit values; the command's
+ * length field has 17 bits */
+#define DM_MCHAN_MAX_1D 0xFFFFu
+#define DM_MCHAN_MAX_ROW 0xFFFFu
+#define DM_MCHAN_MAX_2D 0x1FFFFu
+
+enum { DM_MCHAN, DM_RAM };
+
+/* `rows` rows of `length` bytes, `step` bytes apart; the last row has
+ * `last` bytes (length, or fewer when a 2-D size is not a multiple) */
+typedef struct {
+    uint8_t *base;
+    uint32_t rows, length, last, step;
+} dm_side_t;
 
 typedef struct {
     int active;
-    int ram;           /* 0: mchan, 1: L3 RAM */
-    const void *req;   /* the command / request it was issued on */
+    int engine;
+    int hop;
+    const void *req; /* the command / request it was issued on */
     uint32_t id;
-    uint8_t *dst;
-    const uint8_t *src;
-    uint32_t rows, length, dst_step, src_step;
+    dm_side_t src, dst;
     uint32_t checksum;
 } dm_transfer_t;
 
@@ -216,44 +234,89 @@ static dm_transfer_t dm_inflight[DM_HOST_MAX_INFLIGHT];
 static uint32_t dm_next_id = 1u;
 static uint64_t dm_stats[DM_HOPS][2];
 static int dm_dma_started;
+static int dm_stopping; /* a stop is exiting: no in-flight complaint at exit */
 
+/* cluster-DMA transfer ids: taken at issue, freed by the wait on the command
+ * whose latest transfer holds it, or by pi_cl_dma_flush */
+static struct {
+    int taken;
+    int orphan; /* its command was reused before the wait: only a flush frees it */
+    const void *cmd;
+    uint32_t id;
+} dm_tids[DM_MCHAN_TIDS];
+
+#define DM_NAME_MAX 64
 static struct {
     const void *req;
-    char name[48];
-} dm_names[64];
+    int warned;
+    char name[DM_NAME_MAX];
+} dm_names[256];
 static unsigned dm_names_next;
 
-static void dm_stop(const char *msg, const char *detail)
+static void dm_dma_at_exit(void);
+
+static void dm_dma_start(void)
 {
-    fprintf(stderr, "dm-host: %s%s\n", msg, detail);
+    if (!dm_dma_started) {
+        dm_dma_started = 1;
+        atexit(dm_dma_at_exit);
+    }
+}
+
+static void dm_stopf(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void dm_stopf(const char *fmt, ...)
+{
+    va_list ap;
+    dm_stopping = 1;
+    fflush(stdout);
+    fputs("dm-host: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
     fflush(stderr);
     exit(3);
 }
 
 void dm_host_name_request(const void *req, const char *name)
 {
-    unsigned n = sizeof dm_names / sizeof dm_names[0];
-    unsigned slot = dm_names_next % n;
+    const unsigned n = sizeof dm_names / sizeof dm_names[0];
+    unsigned slot = n;
     for (unsigned i = 0; i < n; i++) {
         if (dm_names[i].req == req) {
             slot = i;
             break;
         }
     }
-    if (slot == dm_names_next % n) dm_names_next++;
+    if (slot == n) { /* a new request: the oldest name gives way */
+        slot = dm_names_next % n;
+        dm_names_next++;
+        dm_names[slot].warned = 0;
+    }
     dm_names[slot].req = req;
-    strncpy(dm_names[slot].name, name, sizeof dm_names[slot].name - 1u);
-    dm_names[slot].name[sizeof dm_names[slot].name - 1u] = '\0';
+    strncpy(dm_names[slot].name, name != NULL ? name : "", DM_NAME_MAX - 1u);
+    dm_names[slot].name[DM_NAME_MAX - 1u] = '\0';
 }
 
+static int dm_name_slot(const void *req)
+{
+    for (unsigned i = 0; i < sizeof dm_names / sizeof dm_names[0]; i++) {
+        if (dm_names[i].req == req && dm_names[i].name[0] != '\0') return (int)i;
+    }
+    return -1;
+}
+
+/* The request's name, or "request@<address>"; up to four in one message. */
 static const char *dm_request_name(const void *req)
 {
-    static char buf[48];
-    for (unsigned i = 0; i < sizeof dm_names / sizeof dm_names[0]; i++) {
-        if (dm_names[i].req == req && dm_names[i].name[0] != '\0') return dm_names[i].name;
-    }
-    snprintf(buf, sizeof buf, "request@%p", req);
-    return buf;
+    static char buf[4][40];
+    static unsigned turn;
+    int slot = dm_name_slot(req);
+    if (slot >= 0) return dm_names[slot].name;
+    char *b = buf[turn++ % 4u];
+    snprintf(b, sizeof buf[0], "request@%p", req);
+    return b;
 }
 
 void dm_host_dma_stats(uint64_t out[4][2])
@@ -261,117 +324,334 @@ void dm_host_dma_stats(uint64_t out[4][2])
     memcpy(out, dm_stats, sizeof dm_stats);
 }
 
+uint32_t dm_host_dma_in_flight(void)
+{
+    uint32_t n = 0u;
+    for (int i = 0; i < DM_HOST_MAX_INFLIGHT; i++) n += dm_inflight[i].active ? 1u : 0u;
+    return n;
+}
+
 static void dm_dma_at_exit(void)
 {
-    unsigned left = 0;
+    fflush(stdout);
     for (int h = 0; h < DM_HOPS; h++) {
         fprintf(stderr, "dm-host: dma %s transfers=%llu bytes=%llu\n", dm_hop_names[h],
                 (unsigned long long)dm_stats[h][0], (unsigned long long)dm_stats[h][1]);
     }
-    for (int i = 0; i < DM_HOST_MAX_INFLIGHT; i++) left += dm_inflight[i].active ? 1u : 0u;
-    if (left) {
-        fprintf(stderr, "dm-host: %u DMA transfer(s) still in flight at exit (a missing wait)\n",
-                left);
+    uint32_t left = dm_stopping ? 0u : dm_host_dma_in_flight();
+    if (left > 0u) {
+        fprintf(stderr, "dm-host: %u DMA transfer(s) still in flight at exit (a missing wait):",
+                (unsigned)left);
+        unsigned shown = 0;
+        for (int i = 0; i < DM_HOST_MAX_INFLIGHT && shown < 8u; i++) {
+            const dm_transfer_t *t = &dm_inflight[i];
+            if (!t->active) continue;
+            fprintf(stderr, "%s %s on '%s'", shown ? "," : "", dm_hop_names[t->hop],
+                    dm_request_name(t->req));
+            shown++;
+        }
+        fprintf(stderr, "%s\n", left > shown ? ", ..." : "");
         fflush(stderr);
         _Exit(3);
     }
     fflush(stderr);
 }
 
-static uint32_t dm_checksum(const uint8_t *p, uint32_t rows, uint32_t length, uint32_t step)
+/* -- byte ranges -- */
+
+static uint32_t dm_row_len(const dm_side_t *s, uint32_t r)
+{
+    return r + 1u == s->rows ? s->last : s->length;
+}
+
+static uint32_t dm_checksum(const dm_side_t *s)
 {
     uint32_t h = 2166136261u;
-    for (uint32_t r = 0; r < rows; r++) {
-        for (uint32_t i = 0; i < length; i++) h = (h ^ p[r * step + i]) * 16777619u;
+    for (uint32_t r = 0; r < s->rows; r++) {
+        const uint8_t *p = s->base + (size_t)r * s->step;
+        for (uint32_t i = 0, n = dm_row_len(s, r); i < n; i++) h = (h ^ p[i]) * 16777619u;
     }
     return h;
 }
 
+static int64_t dm_floor_div(int64_t a, int64_t b) /* b > 0 */
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/* Does [x, x + n) (host addresses) meet a byte of side `s`? */
+static int dm_span_meets(uint64_t x, uint64_t n, const dm_side_t *s)
+{
+    if (n == 0u || s->rows == 0u) return 0;
+    const int64_t b = (int64_t)(uintptr_t)s->base, X = (int64_t)x, N = (int64_t)n;
+    const int64_t len = (int64_t)s->length, step = (int64_t)s->step;
+    int64_t kmin = 0, kmax = (int64_t)s->rows - 1;
+    if (step > 0) {
+        /* row k meets it iff b + k*step < X + N and b + k*step + len > X */
+        int64_t lo = dm_floor_div(X - len - b, step) + 1, hi = dm_floor_div(X + N - 1 - b, step);
+        if (lo > kmin) kmin = lo;
+        if (hi < kmax) kmax = hi;
+    } else if (!(b < X + N && b + len > X)) {
+        return 0;
+    }
+    if (kmin > kmax) return 0;
+    if (kmin < (int64_t)s->rows - 1) return 1; /* a full-length row */
+    const int64_t at = b + kmin * step; /* only the (maybe shorter) last row */
+    return at < X + N && at + (int64_t)s->last > X;
+}
+
+static int dm_sides_meet(const dm_side_t *a, const dm_side_t *b)
+{
+    for (uint32_t r = 0; r < a->rows; r++) {
+        uint64_t x = (uint64_t)(uintptr_t)a->base + (uint64_t)r * a->step;
+        if (dm_span_meets(x, dm_row_len(a, r), b)) return 1;
+    }
+    return 0;
+}
+
+/* Stops when freeing [p, p + n) would free bytes a copy in flight uses. */
+static void dm_check_free(const char *who, const void *p, uint64_t n)
+{
+    if (p == NULL) return;
+    for (int i = 0; i < DM_HOST_MAX_INFLIGHT; i++) {
+        const dm_transfer_t *t = &dm_inflight[i];
+        if (!t->active) continue;
+        uint64_t x = (uint64_t)(uintptr_t)p;
+        if (dm_span_meets(x, n, &t->src) || dm_span_meets(x, n, &t->dst)) {
+            dm_stopf("%s frees memory the %s transfer on '%s' still uses (wait for it first)",
+                     who, dm_hop_names[t->hop], dm_request_name(t->req));
+        }
+    }
+}
+
+/* -- issue and land -- */
+
 static void dm_land(dm_transfer_t *t)
 {
-    if (dm_checksum(t->src, t->rows, t->length, t->src_step) != t->checksum) {
-        dm_stop("source modified while in flight on request ", dm_request_name(t->req));
+    if (dm_checksum(&t->src) != t->checksum) {
+        dm_stopf("%s transfer on '%s': source modified while in flight (wait for the "
+                 "transfer before writing its source)",
+                 dm_hop_names[t->hop], dm_request_name(t->req));
     }
-    for (uint32_t r = 0; r < t->rows; r++) {
-        memcpy(t->dst + r * t->dst_step, t->src + r * t->src_step, t->length);
+    for (uint32_t r = 0; r < t->dst.rows; r++) {
+        const uint8_t *d = t->dst.base + (size_t)r * t->dst.step;
+        for (uint32_t i = 0, n = dm_row_len(&t->dst, r); i < n; i++) {
+            if (d[i] != 0xFFu) {
+                dm_stopf("%s transfer on '%s': destination written while in flight (wait for "
+                         "the transfer before writing its destination)",
+                         dm_hop_names[t->hop], dm_request_name(t->req));
+            }
+        }
+    }
+    for (uint32_t r = 0; r < t->dst.rows; r++) {
+        memcpy(t->dst.base + (size_t)r * t->dst.step, t->src.base + (size_t)r * t->src.step,
+               dm_row_len(&t->dst, r));
     }
     t->active = 0;
 }
 
-/* Queue one transfer of `rows` rows of `length` bytes; ext rows are `stride`
- * bytes apart, loc rows contiguous. Returns its id. */
-static uint32_t dm_issue(int ram, const void *req, uint8_t *ext, uint8_t *loc, uint32_t size,
+/* Queues one copy of `size` bytes: on the ext side rows of `length` bytes
+ * `stride` apart, on the loc side contiguous. */
+static uint32_t dm_issue(int engine, const void *req, uint8_t *ext, uint8_t *loc, uint32_t size,
                          uint32_t stride, uint32_t length, int ext2loc, int hop)
 {
-    if (!dm_dma_started) {
-        dm_dma_started = 1;
-        atexit(dm_dma_at_exit);
-    }
-    if (length == 0u || size % length != 0u) {
-        char detail[96];
-        snprintf(detail, sizeof detail, "size %u is not a multiple of the row length %u",
-                 (unsigned)size, (unsigned)length);
-        dm_stop("bad 2-D transfer: ", detail);
-    }
-    dm_transfer_t *t = NULL;
+    dm_dma_start();
+    dm_transfer_t n;
+    memset(&n, 0, sizeof n);
+    n.active = 1;
+    n.engine = engine;
+    n.hop = hop;
+    n.req = req;
+    const uint32_t rows = size / length + (size % length != 0u ? 1u : 0u);
+    const uint32_t last = rows == 0u ? 0u : size - (rows - 1u) * length;
+    dm_side_t e = {ext, rows, length, last, stride}, l = {loc, rows, length, last, length};
+    n.src = ext2loc ? e : l;
+    n.dst = ext2loc ? l : e;
+    dm_transfer_t *slot = NULL;
     for (int i = 0; i < DM_HOST_MAX_INFLIGHT; i++) {
-        if (!dm_inflight[i].active) {
-            t = &dm_inflight[i];
-            break;
+        dm_transfer_t *t = &dm_inflight[i];
+        if (!t->active) {
+            if (slot == NULL) slot = t;
+            continue;
+        }
+        /* the new copy writes what the one in flight reads or writes, or reads what it writes */
+        const char *mine = NULL, *its = NULL;
+        if (dm_sides_meet(&n.dst, &t->src)) {
+            mine = "write";
+            its = "reads";
+        } else if (dm_sides_meet(&n.dst, &t->dst)) {
+            mine = "write";
+            its = "writes";
+        } else if (dm_sides_meet(&n.src, &t->dst)) {
+            mine = "read";
+            its = "writes";
+        }
+        if (mine != NULL) {
+            dm_stopf("%s transfer on '%s' would %s bytes that the %s transfer in flight on '%s' "
+                     "%s (wait for '%s' first)",
+                     dm_hop_names[hop], dm_request_name(req), mine, dm_hop_names[t->hop],
+                     dm_request_name(t->req), its, dm_request_name(t->req));
         }
     }
-    if (t == NULL) dm_stop("too many DMA transfers in flight on request ", dm_request_name(req));
-    t->active = 1;
-    t->ram = ram;
-    t->req = req;
-    t->id = dm_next_id++;
-    t->rows = size / length;
-    t->length = length;
-    if (ext2loc) {
-        t->src = ext;
-        t->src_step = stride;
-        t->dst = loc;
-        t->dst_step = length;
-    } else {
-        t->src = loc;
-        t->src_step = length;
-        t->dst = ext;
-        t->dst_step = stride;
+    if (slot == NULL) {
+        dm_stopf("more than %d DMA transfers in flight (issuing on '%s')", DM_HOST_MAX_INFLIGHT,
+                 dm_request_name(req));
     }
-    t->checksum = dm_checksum(t->src, t->rows, t->length, t->src_step);
-    for (uint32_t r = 0; r < t->rows; r++) memset(t->dst + r * t->dst_step, 0xFF, t->length);
+    n.id = dm_next_id++;
+    n.checksum = dm_checksum(&n.src);
+    for (uint32_t r = 0; r < n.dst.rows; r++) {
+        memset(n.dst.base + (size_t)r * n.dst.step, 0xFF, dm_row_len(&n.dst, r));
+    }
+    *slot = n;
     dm_stats[hop][0] += 1u;
     dm_stats[hop][1] += size;
-    return t->id;
+    return n.id;
+}
+
+static int dm_strict(void)
+{
+    const char *s = getenv("DM_HOST_STRICT");
+    return s != NULL && s[0] != '\0' && strcmp(s, "0") != 0;
+}
+
+/* A wait on a command / request that never had a transfer. */
+static void dm_wait_unissued(const char *who, const void *req, const char *on_board)
+{
+    if (dm_strict()) {
+        dm_stopf("%s on '%s', which has no transfer issued: %s", who, dm_request_name(req),
+                 on_board);
+    }
+    static unsigned warnings;
+    int slot = dm_name_slot(req);
+    if (slot >= 0) {
+        if (dm_names[slot].warned) return;
+        dm_names[slot].warned = 1;
+    }
+    if (warnings > 32u) return;
+    fflush(stdout);
+    if (warnings++ == 32u) {
+        fputs("dm-host: warning: more waits without a transfer: not shown\n", stderr);
+    } else {
+        fprintf(stderr, "dm-host: warning: %s on '%s', which has no transfer issued: %s\n", who,
+                dm_request_name(req), on_board);
+    }
+    fflush(stderr);
+}
+
+/* -- cluster DMA (mchan) -- */
+
+static void dm_mchan(uintptr_t ext, uintptr_t loc, uint32_t size, uint32_t stride,
+                     uint32_t length, pi_cl_dma_dir_e dir, pi_cl_dma_cmd_t *cmd, int two_d)
+{
+    const char *who = two_d ? "pi_cl_dma_cmd_2d" : "pi_cl_dma_cmd";
+    if (cmd == NULL) dm_stopf("%s: the command is NULL", who);
+    if (dir != PI_CL_DMA_DIR_EXT2LOC && dir != PI_CL_DMA_DIR_LOC2EXT) {
+        dm_stopf("%s on '%s': direction %d is neither PI_CL_DMA_DIR_EXT2LOC nor "
+                 "PI_CL_DMA_DIR_LOC2EXT",
+                 who, dm_request_name(cmd), (int)dir);
+    }
+    if (!two_d && size > DM_MCHAN_MAX_1D) {
+        dm_stopf("pi_cl_dma_cmd on '%s': size %u does not fit 16 bits (the SDKs truncate it to "
+                 "%u); split the copy",
+                 dm_request_name(cmd), (unsigned)size, (unsigned)(size & 0xFFFFu));
+    }
+    if (two_d && size > DM_MCHAN_MAX_2D) {
+        dm_stopf("pi_cl_dma_cmd_2d on '%s': size %u does not fit the DMA's 17-bit length field; "
+                 "split the copy",
+                 dm_request_name(cmd), (unsigned)size);
+    }
+    if (two_d && length > DM_MCHAN_MAX_ROW) {
+        dm_stopf("pi_cl_dma_cmd_2d on '%s': row length %u does not fit 16 bits (pulp-sdk "
+                 "truncates it); split the copy",
+                 dm_request_name(cmd), (unsigned)length);
+    }
+    if (two_d && length == 0u && size > 0u) {
+        dm_stopf("pi_cl_dma_cmd_2d on '%s': row length 0 for %u bytes", dm_request_name(cmd),
+                 (unsigned)size);
+    }
+    if (ext == 0u || loc == 0u) {
+        dm_stopf("%s on '%s': a NULL address (ext %p, loc %p)", who, dm_request_name(cmd),
+                 (void *)ext, (void *)loc);
+    }
+    /* the transfer id this transfer takes; the one the command held is orphaned */
+    int free_tid = -1, orphans = 0;
+    for (int i = 0; i < DM_MCHAN_TIDS; i++) {
+        if (dm_tids[i].taken && !dm_tids[i].orphan && dm_tids[i].cmd == cmd) {
+            dm_tids[i].orphan = 1;
+        }
+        if (!dm_tids[i].taken && free_tid < 0) free_tid = i;
+        orphans += dm_tids[i].taken && dm_tids[i].orphan;
+    }
+    if (free_tid < 0) {
+        dm_stopf("%s on '%s': all %d cluster-DMA transfer ids are taken (%d of them by transfers "
+                 "whose command was reused before its wait: pi_cl_dma_cmd_wait frees only a "
+                 "command's latest transfer id, pi_cl_dma_flush frees all); on the board the "
+                 "core stalls for ever",
+                 who, dm_request_name(cmd), DM_MCHAN_TIDS, orphans);
+    }
+    const int e2l = dir == PI_CL_DMA_DIR_EXT2LOC;
+    if (!two_d) {
+        stride = size;
+        length = size;
+    }
+    cmd->id = dm_issue(DM_MCHAN, cmd, (uint8_t *)ext, (uint8_t *)loc, size, stride,
+                       length > 0u ? length : 1u, e2l, e2l ? DM_HOP_L2_L1 : DM_HOP_L1_L2);
+    dm_tids[free_tid].taken = 1;
+    dm_tids[free_tid].orphan = 0;
+    dm_tids[free_tid].cmd = cmd;
+    dm_tids[free_tid].id = cmd->id;
 }
 
 void pi_cl_dma_cmd(uintptr_t ext, uintptr_t loc, uint32_t size, pi_cl_dma_dir_e dir,
                    pi_cl_dma_cmd_t *cmd)
 {
-    pi_cl_dma_cmd_2d(ext, loc, size, size, size, dir, cmd);
+    dm_mchan(ext, loc, size, size, size, dir, cmd, 0);
 }
 
 void pi_cl_dma_cmd_2d(uintptr_t ext, uintptr_t loc, uint32_t size, uint32_t stride,
                       uint32_t length, pi_cl_dma_dir_e dir, pi_cl_dma_cmd_t *cmd)
 {
-    int ext2loc = dir == PI_CL_DMA_DIR_EXT2LOC;
-    cmd->id = dm_issue(0, cmd, (uint8_t *)ext, (uint8_t *)loc, size, stride, length, ext2loc,
-                       ext2loc ? DM_HOP_L2_L1 : DM_HOP_L1_L2);
+    dm_mchan(ext, loc, size, stride, length, dir, cmd, 1);
 }
 
-void pi_cl_dma_cmd_wait(pi_cl_dma_cmd_t *cmd)
+/* Lands, in issue order, every cluster-DMA transfer in flight with id <= upto. */
+static void dm_mchan_land_upto(uint32_t upto)
 {
-    /* in order: every cluster-DMA transfer up to this command's latest */
     for (;;) {
         dm_transfer_t *first = NULL;
         for (int i = 0; i < DM_HOST_MAX_INFLIGHT; i++) {
             dm_transfer_t *t = &dm_inflight[i];
-            if (t->active && !t->ram && t->id <= cmd->id && (first == NULL || t->id < first->id))
+            if (t->active && t->engine == DM_MCHAN && t->id <= upto &&
+                (first == NULL || t->id < first->id))
                 first = t;
         }
         if (first == NULL) return;
         dm_land(first);
     }
+}
+
+void pi_cl_dma_cmd_wait(pi_cl_dma_cmd_t *cmd)
+{
+    if (cmd == NULL) dm_stopf("pi_cl_dma_cmd_wait: the command is NULL");
+    if (cmd->id == 0u) {
+        dm_wait_unissued("pi_cl_dma_cmd_wait", cmd,
+                         "on the board it waits for transfer id 0 and frees it, while another "
+                         "transfer may hold it");
+        return;
+    }
+    dm_mchan_land_upto(cmd->id);
+    for (int i = 0; i < DM_MCHAN_TIDS; i++) {
+        if (dm_tids[i].taken && dm_tids[i].cmd == cmd && dm_tids[i].id == cmd->id) {
+            dm_tids[i].taken = 0;
+        }
+    }
+}
+
+void pi_cl_dma_flush(void)
+{
+    dm_mchan_land_upto(UINT32_MAX);
+    memset(dm_tids, 0, sizeof dm_tids);
 }
 
 /* -- L3 RAM: regions allocated with malloc, at addresses from 0x10000000 -- */
@@ -381,58 +661,74 @@ typedef struct {
     uint8_t *mem;
 } dm_ram_region_t;
 
-static dm_ram_region_t dm_ram_regions[16];
+static dm_ram_region_t dm_ram_regions[64];
 static uint32_t dm_ram_next = 0x10000000u;
+/* pi_ram_open points device->data here; pi_ram_close clears it */
+static int dm_ram_is_open;
 
-void pi_default_ram_conf_init(struct pi_default_ram_conf *conf)
+void pi_hyperram_conf_init(struct pi_hyperram_conf *conf)
 {
-    conf->ram_start = 0;
-    conf->ram_size = 0;
+    memset(conf, 0, sizeof(*conf));
 }
 
-int pi_ram_open(struct pi_device *device)
+int32_t pi_ram_open(struct pi_device *device)
 {
-    (void)device;
+    device->data = &dm_ram_is_open;
     return 0;
 }
 
-void pi_ram_close(struct pi_device *device) { (void)device; }
+void pi_ram_close(struct pi_device *device)
+{
+    device->data = NULL;
+}
+
+static void dm_ram_check_open(const char *who, const struct pi_device *device)
+{
+    if (device == NULL || device->data != &dm_ram_is_open) {
+        dm_stopf("%s: the RAM device is not open (pi_ram_open)", who);
+    }
+}
 
 int pi_ram_alloc(struct pi_device *device, uint32_t *addr, uint32_t size)
 {
-    (void)device;
+    dm_ram_check_open("pi_ram_alloc", device);
+    const uint32_t span = (size + 63u) & ~63u;
     for (unsigned i = 0; i < sizeof dm_ram_regions / sizeof dm_ram_regions[0]; i++) {
-        if (dm_ram_regions[i].mem == NULL) {
-            uint8_t *mem = (uint8_t *)malloc(size ? size : 1u);
-            if (mem == NULL) return -1;
-            memset(mem, 0xFF, size);
-            dm_ram_regions[i].addr = dm_ram_next;
-            dm_ram_regions[i].size = size;
-            dm_ram_regions[i].mem = mem;
-            *addr = dm_ram_next;
-            dm_ram_next += (size + 63u) & ~63u;
-            return 0;
-        }
+        if (dm_ram_regions[i].mem != NULL) continue;
+        if (size > 0x7FFFFFFFu || dm_ram_next > UINT32_MAX - span - 64u) return -1;
+        uint8_t *mem = (uint8_t *)malloc(size ? size : 1u);
+        if (mem == NULL) return -1;
+        memset(mem, 0xFF, size); /* unwritten L3 reads as NaN */
+        dm_ram_regions[i].addr = dm_ram_next;
+        dm_ram_regions[i].size = size;
+        dm_ram_regions[i].mem = mem;
+        *addr = dm_ram_next;
+        dm_ram_next += span + 64u; /* a gap: an overrun does not reach the next one */
+        return 0;
     }
     return -1;
 }
 
 int pi_ram_free(struct pi_device *device, uint32_t addr, uint32_t size)
 {
-    (void)device;
-    (void)size;
+    dm_ram_check_open("pi_ram_free", device);
     for (unsigned i = 0; i < sizeof dm_ram_regions / sizeof dm_ram_regions[0]; i++) {
-        if (dm_ram_regions[i].mem != NULL && dm_ram_regions[i].addr == addr) {
-            free(dm_ram_regions[i].mem);
-            dm_ram_regions[i].mem = NULL;
-            return 0;
+        dm_ram_region_t *r = &dm_ram_regions[i];
+        if (r->mem == NULL || r->addr != addr) continue;
+        if (r->size != size) {
+            dm_stopf("pi_ram_free: 0x%08x was allocated with %u bytes, freed with %u",
+                     (unsigned)addr, (unsigned)r->size, (unsigned)size);
         }
+        dm_check_free("pi_ram_free", r->mem, r->size);
+        free(r->mem);
+        r->mem = NULL;
+        return 0;
     }
-    return -1;
+    dm_stopf("pi_ram_free: 0x%08x is not an allocation of pi_ram_alloc", (unsigned)addr);
 }
 
-/* The host bytes of [addr, addr + span) in L3; stops when outside every region. */
-static uint8_t *dm_ram_ptr(uint32_t addr, uint32_t span)
+/* The host bytes of L3 [addr, addr + span); stops when outside every region. */
+static uint8_t *dm_ram_ptr(const char *who, uint32_t addr, uint64_t span)
 {
     for (unsigned i = 0; i < sizeof dm_ram_regions / sizeof dm_ram_regions[0]; i++) {
         const dm_ram_region_t *r = &dm_ram_regions[i];
@@ -440,53 +736,81 @@ static uint8_t *dm_ram_ptr(uint32_t addr, uint32_t span)
             addr - r->addr <= r->size - span)
             return r->mem + (addr - r->addr);
     }
-    char detail[64];
-    snprintf(detail, sizeof detail, "0x%08x (+%u bytes)", (unsigned)addr, (unsigned)span);
-    dm_stop("L3 access outside every allocation: ", detail);
-    return NULL;
+    dm_stopf("%s: L3 bytes 0x%08x..+%llu are outside every pi_ram_alloc allocation", who,
+             (unsigned)addr, (unsigned long long)span);
 }
 
-void pi_ram_read(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size)
+static void dm_ram_copy(const char *who, struct pi_device *device, uint32_t pi_ram_addr,
+                        void *addr, uint32_t size, uint32_t stride, uint32_t length, int ext2loc,
+                        pi_cl_ram_req_t *req)
 {
-    (void)device;
-    memcpy(data, dm_ram_ptr(pi_ram_addr, size), size);
-}
-
-void pi_ram_write(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size)
-{
-    (void)device;
-    memcpy(dm_ram_ptr(pi_ram_addr, size), data, size);
+    dm_ram_check_open(who, device);
+    if (req == NULL) dm_stopf("%s: the request is NULL", who);
+    for (int i = 0; i < DM_HOST_MAX_INFLIGHT; i++) {
+        if (dm_inflight[i].active && dm_inflight[i].engine == DM_RAM &&
+            dm_inflight[i].req == req) {
+            dm_stopf("L3 RAM request '%s' reused while a transfer is in flight (wait for it "
+                     "before issuing the next)",
+                     dm_request_name(req));
+        }
+    }
+    if (length == 0u && size > 0u) {
+        dm_stopf("%s on '%s': row length 0 for %u bytes", who, dm_request_name(req),
+                 (unsigned)size);
+    }
+    if (addr == NULL) dm_stopf("%s on '%s': the L2 address is NULL", who, dm_request_name(req));
+    if (length == 0u) length = 1u;
+    const uint32_t rows = size / length + (size % length != 0u ? 1u : 0u);
+    const uint64_t span =
+        rows == 0u ? 0u : (uint64_t)(rows - 1u) * stride + (size - (rows - 1u) * length);
+    uint8_t *ext = dm_ram_ptr(who, pi_ram_addr, span);
+    req->id = dm_issue(DM_RAM, req, ext, (uint8_t *)addr, size, stride, length, ext2loc != 0,
+                       ext2loc ? DM_HOP_L3_L2 : DM_HOP_L2_L3);
 }
 
 void pi_cl_ram_copy(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
                     int ext2loc, pi_cl_ram_req_t *req)
 {
-    pi_cl_ram_copy_2d(device, pi_ram_addr, addr, size, size, size, ext2loc, req);
+    dm_ram_copy("pi_cl_ram_copy", device, pi_ram_addr, addr, size, size, size, ext2loc, req);
 }
 
 void pi_cl_ram_copy_2d(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
                        uint32_t stride, uint32_t length, int ext2loc, pi_cl_ram_req_t *req)
 {
-    (void)device;
-    for (int i = 0; i < DM_HOST_MAX_INFLIGHT; i++) {
-        if (dm_inflight[i].active && dm_inflight[i].ram && dm_inflight[i].req == req) {
-            char detail[160];
-            snprintf(detail, sizeof detail, "'%s' reused while a transfer is in flight "
-                     "(wait for it before issuing the next)", dm_request_name(req));
-            dm_stop("L3 RAM request ", detail);
-        }
-    }
-    uint32_t span = length == 0u ? 0u : (size / length - 1u) * stride + length;
-    if (size == 0u) span = 0u;
-    uint8_t *ext = dm_ram_ptr(pi_ram_addr, span);
-    req->id = dm_issue(1, req, ext, (uint8_t *)addr, size, stride, length, ext2loc,
-                       ext2loc ? DM_HOP_L3_L2 : DM_HOP_L2_L3);
+    dm_ram_copy("pi_cl_ram_copy_2d", device, pi_ram_addr, addr, size, stride, length, ext2loc,
+                req);
 }
 
 void pi_cl_ram_copy_wait(pi_cl_ram_req_t *req)
 {
+    if (req == NULL) dm_stopf("pi_cl_ram_copy_wait: the request is NULL");
+    if (req->id == 0u) {
+        dm_wait_unissued("pi_cl_ram_copy_wait", req,
+                         "on the board the wait never returns (its done flag is never set)");
+        return;
+    }
     for (int i = 0; i < DM_HOST_MAX_INFLIGHT; i++) {
         dm_transfer_t *t = &dm_inflight[i];
-        if (t->active && t->ram && t->req == req) dm_land(t);
+        if (t->active && t->engine == DM_RAM && t->req == req) dm_land(t);
     }
+}
+
+/* Synchronous: issued on a request of their own and landed at once, so they
+ * are counted and checked against the copies in flight like the others. */
+void pi_ram_read(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size)
+{
+    pi_cl_ram_req_t req = {0};
+    dm_host_name_request(&req, "pi_ram_read");
+    dm_ram_copy("pi_ram_read", device, pi_ram_addr, data, size, size, size, 1, &req);
+    pi_cl_ram_copy_wait(&req);
+    dm_host_name_request(&req, "");
+}
+
+void pi_ram_write(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size)
+{
+    pi_cl_ram_req_t req = {0};
+    dm_host_name_request(&req, "pi_ram_write");
+    dm_ram_copy("pi_ram_write", device, pi_ram_addr, data, size, size, size, 0, &req);
+    pi_cl_ram_copy_wait(&req);
+    dm_host_name_request(&req, "");
 }

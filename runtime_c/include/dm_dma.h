@@ -4,12 +4,14 @@
 
 #include "dm_common.h"
 
-/* DM_REQ_NAME(&req, "name"): names a DMA request in the host emulation's
- * messages; nothing on a board. */
+/* DM_REQ_NAME(&req, "name"): names a cluster-DMA command (pi_cl_dma_cmd_t)
+ * or an L3 RAM request (pi_cl_ram_req_t) in the messages of the host
+ * emulation, whose pmsis.h defines DM_HOST_EMULATION; against a real SDK it
+ * expands to a statement that does nothing (neither argument is evaluated). */
 #ifdef DM_HOST_EMULATION
 #define DM_REQ_NAME(req, name) dm_host_name_request((req), (name))
 #else
-#define DM_REQ_NAME(req, name) ((void)(req), (void)(name))
+#define DM_REQ_NAME(req, name) ((void)0)
 #endif
 
 /* Synchronous copies of a rank-0..4 box between a tile (contiguous,
