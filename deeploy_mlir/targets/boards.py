@@ -8,57 +8,84 @@ A board is a YAML file (`deeploy_mlir/targets/boards/<name>.yaml`, or any path):
     levels: {L1: 262144, L2: 2097152, L3: 8388608}
     engines:
       mchan: {hop: L2-L1, bandwidth: 8.0, setup: 30, rank: 2, shared_request: false}
+      ram: {hop: L3-L2, bandwidth: 1.0, setup: 300, rank: 2, shared_request: false}
     kernels:
       gemm: {macs_per_cycle_per_core: 0.5}
+      ...                       # one entry per family in KERNEL_FAMILIES
 
-Every field is checked; a bad file is one DeeployError naming the file and the
-field path. Sizes are bytes below 4 GiB (the emitted C addresses with 32-bit
-sizes: larger values are rejected, not wrapped). Products of these numbers
-are computed in Python ints and floats, which do not overflow.
+Every field is checked by the small schema below (no schema library); a bad
+file is one DeeployError naming the file and the field path, e.g.
+`board 'x.yaml': engines.ram.bandwidth must be > 0, got 0`.
+
+Numbers: sizes are bytes in [1, 4 GiB) -- the emitted C addresses with 32-bit
+sizes, so a larger value is rejected, never wrapped. Bandwidths (bytes per
+cycle) and throughputs (MACs per cycle per core) are finite floats > 0. Every
+quantity derived from them (cycles = setup + bytes / bandwidth, cycles = macs /
+(throughput * cores), footprints, sums over a schedule) is computed in Python
+ints or exact fractions (see deeploy_mlir.cost), which do not overflow; only
+the C side is 32-bit, and only sizes reach the C side.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
 from deeploy_mlir.errors import DeeployError
 
+#: the shipped boards; a data directory next to this module (package data:
+#: pyproject's [tool.setuptools.package-data] lists "targets/boards/*.yaml")
 BOARDS_DIR = Path(__file__).parent / "boards"
 LEVELS = ("L1", "L2", "L3")
+#: the hops an engine may serve, written "<larger level>-<smaller level>"
 HOPS = ("L2-L1", "L3-L2")
+#: the kernel families a board gives a throughput for (the cost model's
+#: Compute events name one of these)
+KERNEL_FAMILIES = ("gemm", "conv", "elementwise", "reduce", "loss", "optimizer")
+#: the largest size in bytes: sizes are uint32_t in the emitted C
 MAX_BYTES = (1 << 32) - 1
 
 
 @dataclass(frozen=True)
 class Engine:
+    """One DMA engine: it copies in both directions across its hop."""
+
     name: str
-    hop: tuple[str, str]  # (ext, loc): the larger level first
-    bandwidth: float  # bytes per cycle
-    setup: int  # cycles per transfer
-    rank: int
-    shared_request: bool
+    hop: tuple[str, str]  # (ext, loc): the larger level first, e.g. ("L2", "L1")
+    bandwidth: float  # bytes per cycle, > 0
+    setup: int  # cycles per transfer (programming it), >= 0
+    rank: int  # the largest copy rank one transfer may have (1 or 2)
+    shared_request: bool  # sub-copies of one transfer share one request
 
 
 @dataclass(frozen=True)
 class KernelThroughput:
-    macs_per_cycle_per_core: float
+    macs_per_cycle_per_core: float  # > 0
 
 
 @dataclass(frozen=True)
 class Board:
     name: str
-    cores: int
+    cores: int  # cores that compute (kernels split their work over them)
     clock_hz: int
-    levels: dict[str, int]
-    engines: dict[str, Engine]
-    kernels: dict[str, KernelThroughput]
+    levels: dict[str, int]  # "L1"/"L2"/"L3" -> bytes
+    engines: dict[str, Engine]  # engine name -> engine, one per hop
+    kernels: dict[str, KernelThroughput]  # family -> throughput, every KERNEL_FAMILIES
+
+    def engine_between(self, a: str, b: str) -> Engine:
+        """The engine that copies between levels `a` and `b` (either order)."""
+        for e in self.engines.values():
+            if {a, b} == set(e.hop):
+                return e
+        raise ValueError(f"board '{self.name}' has no engine between {a} and {b}")
 
 
 def available_boards() -> list[str]:
+    """The names of the shipped boards, sorted."""
     return sorted(p.stem for p in BOARDS_DIR.glob("*.yaml"))
 
 
@@ -71,16 +98,29 @@ class _Checker:
     def fail(self, path: str, why: str) -> DeeployError:
         return DeeployError(f"board '{self.where}': {path or 'the file'} {why}")
 
-    def mapping(self, v: Any, path: str, required: tuple[str, ...], optional: tuple[str, ...] = ()):
+    def mapping(
+        self, v: Any, path: str, required: tuple[str, ...], optional: tuple[str, ...] = ()
+    ) -> dict[Any, Any]:
         if not isinstance(v, dict):
-            raise self.fail(path, f"must be a mapping, got {type(v).__name__}")
-        unknown = sorted(set(map(str, v)) - set(required) - set(optional))
+            raise self.fail(path, f"must be a mapping, got {_kind(v)}")
+        d = cast(dict[Any, Any], v)
+        unknown = sorted(str(k) for k in d if k not in required and k not in optional)
         if unknown:
-            raise self.fail(f"{path}.{unknown[0]}" if path else unknown[0], "is not a known field")
+            raise self.fail(_join(path, unknown[0]), "is not a known field")
         for k in required:
-            if k not in v:
-                raise self.fail(f"{path}.{k}" if path else k, "is missing")
-        return v
+            if k not in d:
+                raise self.fail(_join(path, k), "is missing")
+        return d
+
+    def named(self, v: Any, path: str, what: str) -> dict[str, Any]:
+        """A non-empty mapping whose keys are names the user chooses."""
+        if not isinstance(v, dict) or not v:
+            raise self.fail(path, f"must be a non-empty mapping of {what}")
+        d = cast(dict[Any, Any], v)
+        for k in d:
+            if not isinstance(k, str) or not k:
+                raise self.fail(path, f"has a key {k!r} that is not a name")
+        return cast(dict[str, Any], d)
 
     def integer(self, v: Any, path: str, lo: int, hi: int | None = None) -> int:
         if isinstance(v, bool) or not isinstance(v, int):
@@ -94,9 +134,15 @@ class _Checker:
     def positive(self, v: Any, path: str) -> float:
         if isinstance(v, bool) or not isinstance(v, int | float):
             raise self.fail(path, f"must be a number, got {v!r}")
-        if not v > 0 or v != v or v == float("inf"):
+        try:
+            f = float(v)
+        except OverflowError:
+            f = math.inf
+        if not math.isfinite(f):
+            raise self.fail(path, f"must be a finite number, got {v}")
+        if f <= 0:
             raise self.fail(path, f"must be > 0, got {v}")
-        return float(v)
+        return f
 
     def boolean(self, v: Any, path: str) -> bool:
         if not isinstance(v, bool):
@@ -104,8 +150,18 @@ class _Checker:
         return v
 
 
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _kind(v: Any) -> str:
+    return "nothing" if v is None else type(v).__name__
+
+
 def _parse(doc: Any, where: str) -> Board:
     c = _Checker(where)
+    if doc is None:
+        raise c.fail("", "is empty")
     top = c.mapping(doc, "", ("name", "cores", "clock_hz", "levels", "engines", "kernels"))
     name = top["name"]
     if not isinstance(name, str) or not name:
@@ -114,18 +170,33 @@ def _parse(doc: Any, where: str) -> Board:
     clock = c.integer(top["clock_hz"], "clock_hz", 1)
     lv = c.mapping(top["levels"], "levels", LEVELS)
     levels = {k: c.integer(lv[k], f"levels.{k}", 1, MAX_BYTES) for k in LEVELS}
+    engines = _engines(c, top["engines"])
+    ks = c.mapping(top["kernels"], "kernels", KERNEL_FAMILIES)
+    kernels: dict[str, KernelThroughput] = {}
+    for kn in KERNEL_FAMILIES:
+        p = f"kernels.{kn}"
+        k = c.mapping(ks[kn], p, ("macs_per_cycle_per_core",))
+        kernels[kn] = KernelThroughput(
+            c.positive(k["macs_per_cycle_per_core"], f"{p}.macs_per_cycle_per_core")
+        )
+    return Board(name, cores, clock, levels, engines, kernels)
+
+
+def _engines(c: _Checker, doc: Any) -> dict[str, Engine]:
     engines: dict[str, Engine] = {}
-    eng = top["engines"]
-    if not isinstance(eng, dict) or not eng:
-        raise c.fail("engines", "must be a non-empty mapping of engine names")
-    for en, e in eng.items():
+    by_hop: dict[str, str] = {}
+    for en, e in c.named(doc, "engines", "engine names").items():
         p = f"engines.{en}"
         e = c.mapping(e, p, ("hop", "bandwidth", "setup", "rank", "shared_request"))
-        if e["hop"] not in HOPS:
-            raise c.fail(f"{p}.hop", f"must be one of {', '.join(HOPS)}, got {e['hop']!r}")
-        ext, loc = str(e["hop"]).split("-")
-        engines[str(en)] = Engine(
-            str(en),
+        hop = e["hop"]
+        if hop not in HOPS:
+            raise c.fail(f"{p}.hop", f"must be one of {', '.join(HOPS)}, got {hop!r}")
+        if hop in by_hop:
+            raise c.fail(f"{p}.hop", f"{hop} is already served by engine '{by_hop[hop]}'")
+        by_hop[hop] = en
+        ext, loc = str(hop).split("-")
+        engines[en] = Engine(
+            en,
             (ext, loc),
             c.positive(e["bandwidth"], f"{p}.bandwidth"),
             c.integer(e["setup"], f"{p}.setup", 0),
@@ -133,29 +204,21 @@ def _parse(doc: Any, where: str) -> Board:
             c.boolean(e["shared_request"], f"{p}.shared_request"),
         )
     for hop in HOPS:
-        if not any("-".join(e.hop) == hop for e in engines.values()):
+        if hop not in by_hop:
             raise c.fail("engines", f"has no engine for the {hop} hop")
-    kernels: dict[str, KernelThroughput] = {}
-    ks = top["kernels"]
-    if not isinstance(ks, dict) or not ks:
-        raise c.fail("kernels", "must be a non-empty mapping of kernel families")
-    for kn, k in ks.items():
-        p = f"kernels.{kn}"
-        k = c.mapping(k, p, ("macs_per_cycle_per_core",))
-        kernels[str(kn)] = KernelThroughput(
-            c.positive(k["macs_per_cycle_per_core"], f"{p}.macs_per_cycle_per_core")
-        )
-    return Board(name, cores, clock, levels, engines, kernels)
+    return engines
 
 
 def _rank(c: _Checker, v: Any, path: str) -> int:
+    # the dma dialect's engines copy rank 1 or 2; dma-decompose splits the rest
     if isinstance(v, bool) or v not in (1, 2):
         raise c.fail(path, f"must be 1 or 2, got {v!r}")
     return int(v)
 
 
 def load_board(name_or_path: str) -> Board:
-    """A shipped board by name, or a board file by path."""
+    """A shipped board by name, or a board file by path (a "/" in it, or a
+    name ending in .yaml/.yml). Any problem is one DeeployError line."""
     if "/" in name_or_path or name_or_path.endswith((".yaml", ".yml")):
         path = Path(name_or_path)
     else:
@@ -166,9 +229,11 @@ def load_board(name_or_path: str) -> Board:
             )
     where = str(path) if "/" in name_or_path else path.name
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise DeeployError(f"board '{where}': cannot read it ({e.strerror})") from None
+    except UnicodeDecodeError:
+        raise DeeployError(f"board '{where}': not valid YAML (not UTF-8 text)") from None
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:

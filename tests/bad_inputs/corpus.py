@@ -875,23 +875,10 @@ case(
 def _board(**changes: object) -> Writer:
     """The shipped Siracusa board with `changes` applied ("a.b": value; None
     deletes the field), written as {d}/b.yaml."""
-    import copy
-
     import yaml
+    from board_edits import DELETE, edited, siracusa
 
-    from deeploy_mlir.targets.boards import BOARDS_DIR
-
-    doc = yaml.safe_load((BOARDS_DIR / "siracusa.yaml").read_text())
-    doc = copy.deepcopy(doc)
-    for path, value in changes.items():
-        *parents, last = path.split(".")
-        node = doc
-        for p in parents:
-            node = node[p]
-        if value is None:
-            del node[last]
-        else:
-            node[last] = value
+    doc = edited(siracusa(), {k: DELETE if v is None else v for k, v in changes.items()})
     return lambda d: (d / "b.yaml").write_text(yaml.safe_dump(doc))
 
 

@@ -1,0 +1,1 @@
+"""Cost models: cycles per training and optimizer step on a board."""

@@ -1,0 +1,265 @@
+"""The event-driven cycle model (deeploy_mlir.cost.events): hand-computed
+schedules, exact arithmetic, bad schedules, and properties over random ones.
+
+Expected cycles are derived here from the board's numbers, never pasted from
+the model's output."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from deeploy_mlir.cost.events import (
+    Compute,
+    Event,
+    Transfer,
+    Wait,
+    compute_cycles,
+    simulate,
+    transfer_cycles,
+)
+from deeploy_mlir.targets.boards import Board, Engine, available_boards, load_board
+
+SIRACUSA = load_board("siracusa")
+BOARDS = [load_board(n) for n in available_boards()]
+
+
+def dma(board: Board, engine: str, nbytes: int) -> int:
+    """setup + ceil(bytes / bandwidth), from the board's numbers."""
+    e = board.engines[engine]
+    return e.setup + math.ceil(nbytes / e.bandwidth)
+
+
+def mac(board: Board, family: str, macs: int) -> int:
+    """ceil(macs / (throughput * cores)), from the board's numbers."""
+    return math.ceil(macs / (board.kernels[family].macs_per_cycle_per_core * board.cores))
+
+
+# Sizes for which the float formulas above are exact (powers of two over the
+# boards' power-of-two bandwidths and throughputs), plus an odd one.
+IN, OUT, MACS = 16384, 4096, 262144
+
+
+def test_the_numbers_are_the_boards() -> None:
+    for b in BOARDS:
+        for name, e in b.engines.items():
+            assert dma(b, name, IN) == transfer_cycles(e, IN)
+        assert mac(b, "gemm", MACS) == compute_cycles(b, "gemm", MACS)
+        assert mac(b, "gemm", MACS + 1) == mac(b, "gemm", MACS) + 1
+    # 8 bytes a cycle: a partial beat is a whole cycle
+    assert dma(SIRACUSA, "mchan", IN + 1) == dma(SIRACUSA, "mchan", IN) + 1
+
+
+def test_single_buffered_two_op_schedule() -> None:
+    """Transfer in, wait, compute, transfer out, wait: nothing overlaps."""
+    b = SIRACUSA
+    t = simulate(
+        b,
+        [
+            Transfer("mchan", IN, "in"),
+            Wait("in"),
+            Compute("gemm", MACS),
+            Transfer("mchan", OUT, "out"),
+            Wait("out"),
+        ],
+    )
+    d_in, c, d_out = dma(b, "mchan", IN), mac(b, "gemm", MACS), dma(b, "mchan", OUT)
+    assert t.total == d_in + c + d_out
+    assert t.dma_busy == {"mchan": d_in + d_out, "ram": 0}
+    assert t.compute_busy == c
+    assert t.roofline == max(c, d_in + d_out)
+    assert t.ratio == t.total / t.roofline
+
+
+@pytest.mark.parametrize("macs", [MACS, MACS // 64], ids=["compute_bound", "dma_bound"])
+def test_double_buffered_second_transfer_overlaps_compute(macs: int) -> None:
+    """Two tiles: the second tile's input is copied while the first computes.
+    Its wait ends when both the copy and the first compute are done."""
+    b = SIRACUSA
+    single: list[Event] = [
+        Transfer("mchan", IN, "in0"),
+        Wait("in0"),
+        Compute("gemm", macs),
+        Transfer("mchan", IN, "in1"),
+        Wait("in1"),
+        Compute("gemm", macs),
+        Transfer("mchan", OUT, "out"),
+        Wait("out"),
+    ]
+    double: list[Event] = [
+        Transfer("mchan", IN, "in0"),
+        Wait("in0"),
+        Transfer("mchan", IN, "in1"),  # issued before the first compute
+        Compute("gemm", macs),
+        Wait("in1"),
+        Compute("gemm", macs),
+        Transfer("mchan", OUT, "out"),
+        Wait("out"),
+    ]
+    d, c, d_out = dma(b, "mchan", IN), mac(b, "gemm", macs), dma(b, "mchan", OUT)
+    s, t = simulate(b, single), simulate(b, double)
+    assert s.total == d + c + d + c + d_out
+    # in1 runs on mchan from d to 2d while the cluster computes from d to d + c
+    assert t.total == max(d + c, 2 * d) + c + d_out
+    assert s.total - t.total == min(c, d)
+    assert t.dma_busy == s.dma_busy == {"mchan": 2 * d + d_out, "ram": 0}
+    assert t.compute_busy == s.compute_busy == 2 * c
+    assert t.roofline == s.roofline == max(2 * c, 2 * d + d_out)
+    assert 1 <= t.ratio < s.ratio
+
+
+def test_engines_run_in_parallel_and_each_is_fifo() -> None:
+    b = SIRACUSA
+    t = simulate(
+        b,
+        [
+            Transfer("ram", OUT, "w"),  # L3 -> L2
+            Transfer("mchan", IN, "a"),  # L2 -> L1, meanwhile
+            Transfer("mchan", IN, "b"),  # queued behind "a"
+            Wait("b"),
+            Compute("elementwise", 1024),
+            Wait("w"),
+        ],
+    )
+    d_ram, d = dma(b, "ram", OUT), dma(b, "mchan", IN)
+    assert t.total == max(2 * d + mac(b, "elementwise", 1024), d_ram)
+    assert t.dma_busy == {"mchan": 2 * d, "ram": d_ram}
+
+
+def test_a_wait_covers_every_transfer_issued_on_its_token_so_far() -> None:
+    b = SIRACUSA
+    d_ram, d = dma(b, "ram", OUT), dma(b, "mchan", IN)
+    both = [Transfer("ram", OUT, "t"), Transfer("mchan", IN, "t"), Wait("t")]
+    assert simulate(b, [*both, Compute("gemm", 4)]).total == max(d_ram, d) + mac(b, "gemm", 4)
+    # a transfer issued on the token after the wait is not covered by it
+    later = [Transfer("mchan", IN, "t"), Wait("t"), Compute("gemm", 4), Transfer("mchan", IN, "t")]
+    # the compute ends at d + 1, when the second copy is issued and starts
+    assert simulate(b, later).total == d + mac(b, "gemm", 4) + d
+
+
+def test_issuing_costs_nothing_and_the_end_waits_for_copies_in_flight() -> None:
+    b = SIRACUSA
+    c, d = mac(b, "gemm", 1 << 16), dma(b, "ram", 1 << 16)
+    t = simulate(b, [Transfer("ram", 1 << 16, "x"), Compute("gemm", 1 << 16)])
+    assert t.total == max(c, d)  # the compute starts at 0; the copy lands at d
+    assert simulate(b, []).total == 0 and simulate(b, []).ratio == 1.0
+
+
+def test_zero_bytes_cost_the_setup_and_zero_macs_cost_nothing() -> None:
+    b = SIRACUSA
+    t = simulate(b, [Transfer("mchan", 0, "z"), Wait("z"), Compute("loss", 0)])
+    assert t.total == b.engines["mchan"].setup and t.compute_busy == 0
+
+
+def test_arithmetic_is_exact() -> None:
+    """0.7 B/cycle moves 21 bytes in exactly 30 cycles, although
+    21 / 0.7 == 30.000000000000004 in floats. Huge sums stay exact ints."""
+    e = Engine("slow", ("L3", "L2"), 0.7, 0, 1, False)
+    assert 21 / 0.7 > 30 and transfer_cycles(e, 21) == 30
+    b = dataclasses.replace(SIRACUSA, cores=3)
+    big = 10**30 * 3 * 5  # divisible by 0.5 MAC/cycle/core * 3 cores = 1.5
+    assert compute_cycles(b, "gemm", big) == 10**31
+    t = simulate(b, [Compute("gemm", big), Compute("gemm", big)])
+    assert t.total == 2 * 10**31 and isinstance(t.total, int)
+
+
+@pytest.mark.parametrize(
+    ("events", "err"),
+    [
+        (
+            [Transfer("idma", 8, "t")],
+            "event 0: transfer on engine 'idma': board 'siracusa' has engines mchan, ram",
+        ),
+        ([Compute("gemn", 8)], "compute of family 'gemn': board 'siracusa' has kernels gemm, conv"),
+        ([Transfer("mchan", 8, "t"), Wait("u")], "event 1: wait on token 'u' before any transfer"),
+        ([Transfer("mchan", -1, "t")], "transfer on 'mchan' of -1 bytes: must be >= 0"),
+        ([Compute("gemm", -1)], "compute of family 'gemm' with -1 MACs: must be >= 0"),
+    ],
+    ids=[
+        "unknown_engine",
+        "unknown_family",
+        "wait_before_transfer",
+        "negative_bytes",
+        "negative_macs",
+    ],
+)
+def test_a_bad_schedule_is_a_value_error(events: list[Event], err: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(err)):
+        simulate(SIRACUSA, events)
+
+
+# --------------------------------------------------------------------------
+# properties over random schedules
+
+
+@st.composite
+def schedules(draw: st.DrawFn) -> tuple[Board, list[Event]]:
+    """A board and a schedule where every wait names an issued token and no
+    token is reissued after a wait on it (as dma.copy's fresh tokens)."""
+    board = draw(st.sampled_from(BOARDS))
+    engines, families = sorted(board.engines), sorted(board.kernels)
+    events: list[Event] = []
+    open_tokens: list[str] = []  # issued, not yet waited on
+    issued: list[str] = []
+    for _ in range(draw(st.integers(0, 24))):
+        kind = draw(st.sampled_from(["transfer", "wait", "compute"]))
+        if kind == "transfer":
+            token = draw(st.sampled_from([*open_tokens, f"t{len(issued)}"]))
+            if token not in issued:
+                issued.append(token)
+                open_tokens.append(token)
+            nbytes = draw(st.integers(0, 1 << 20))
+            events.append(Transfer(draw(st.sampled_from(engines)), nbytes, token))
+        elif kind == "wait" and issued:
+            token = draw(st.sampled_from(issued))
+            if token in open_tokens:
+                open_tokens.remove(token)
+            events.append(Wait(token))
+        else:
+            events.append(Compute(draw(st.sampled_from(families)), draw(st.integers(0, 1 << 22))))
+    return board, events
+
+
+@given(schedules())
+def test_total_is_at_least_the_roofline_and_at_most_everything_in_series(
+    case: tuple[Board, list[Event]],
+) -> None:
+    board, events = case
+    t = simulate(board, events)
+    assert t.total >= t.roofline == max(t.compute_busy, *t.dma_busy.values())
+    assert t.ratio >= 1
+    # some resource is busy at every cycle: the cluster only idles in a wait,
+    # and what it waits for keeps an engine busy
+    assert t.total <= t.compute_busy + sum(t.dma_busy.values())
+
+
+@given(schedules(), st.data())
+def test_moving_a_wait_later_never_increases_the_total(
+    case: tuple[Board, list[Event]], data: st.DataObject
+) -> None:
+    board, events = case
+    waits = [i for i, e in enumerate(events) if isinstance(e, Wait)]
+    if not waits:
+        return
+    i = data.draw(st.sampled_from(waits))
+    j = data.draw(st.integers(i, len(events) - 1))
+    moved = list(events)
+    moved.insert(j, moved.pop(i))
+    assert simulate(board, moved).total <= simulate(board, events).total
+
+
+def test_why_tokens_are_not_reissued_after_their_wait() -> None:
+    """Moved past a transfer reissued on its token, a wait covers that
+    transfer too, and can end later: the property above needs fresh tokens."""
+    b = SIRACUSA
+    copy_a, again_a = Transfer("mchan", IN, "a"), Transfer("mchan", IN, "a")
+    events: list[Event] = [copy_a, Wait("a"), again_a, Compute("gemm", MACS)]
+    moved: list[Event] = [copy_a, again_a, Wait("a"), Compute("gemm", MACS)]
+    d, c = dma(b, "mchan", IN), mac(b, "gemm", MACS)
+    assert simulate(b, events).total == d + max(c, d)
+    assert simulate(b, moved).total == 2 * d + c
