@@ -16,26 +16,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from deeploy_mlir.targets.qemu import RV32_COMPILE, qemu_command, rv32_link
+
 ROOT = Path(__file__).resolve().parents[1]
 RT = ROOT / "runtime_c"
-FLAGS = [
-    "-march=rv32imf",
-    "-mabi=ilp32f",
-    "-misa-spec=2.2",
-    "-O2",
-    "-std=c11",
-    "--specs=picolibc.specs",
-    "--oslib=semihost",
-    "--crt0=semihost",
-    "-T",
-    "picolibc.ld",
-    "-Wl,--defsym=__flash=0x80000000",
-    "-Wl,--defsym=__flash_size=0x200000",
-    "-Wl,--defsym=__ram=0x80200000",
-    "-Wl,--defsym=__ram_size=0x800000",
-    "-Wl,--defsym=__stack_size=0x4000",
-    "-DNUM_CORES=1",
-]
+FLAGS = [*RV32_COMPILE, *rv32_link(0x200000, 0x800000), "-DNUM_CORES=1"]
 
 DRIVER = r"""
 #include <stdio.h>
@@ -112,20 +97,7 @@ def measure(m: int, n: int, k: int, ta: int, tb: int, bias: bool, tmp: Path) -> 
         check=True,
     )
     r = subprocess.run(
-        [
-            "qemu-system-riscv32",
-            "-machine",
-            "virt",
-            "-bios",
-            "none",
-            "-kernel",
-            str(elf),
-            "-nographic",
-            "-semihosting-config",
-            "enable=on,target=native",
-            "-icount",
-            "shift=0",
-        ],
+        qemu_command(elf),
         capture_output=True,
         text=True,
         timeout=120,

@@ -64,6 +64,8 @@ def _lr(s: str) -> float:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
+    from deeploy_mlir.pipeline import BUFFERINGS, TILINGS
+
     p.add_argument(
         "model",
         help="artifact directory (training_model.onnx, optimizer_model.onnx, "
@@ -97,7 +99,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         )
     p.add_argument(
         "--tiling",
-        choices=("tiled", "untiled", "none"),
+        choices=TILINGS,
         default="tiled",
         help="tiled: Z3 chooses tiles that fit --l1 (default); untiled: one tile per tensor, "
         "each whole tensor in L1; none: kernels run on the L2 buffers",
@@ -116,7 +118,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--buffering",
-        choices=("single", "double", "double-l3"),
+        choices=BUFFERINGS,
         default="double",
         help="double (default): fetch tile i+1 and write tile i-1 back while tile i computes, "
         "on every DMA hop; double-l3: only on the L3 hop; single: each tile's copies are "
@@ -348,20 +350,9 @@ def build_and_run(project_dir: Path, on: str = "host") -> str:
     if on == "host":
         cmd = [str(project_dir / "build" / "host" / "network")]
     else:
-        cmd = [
-            "qemu-system-riscv32",
-            "-machine",
-            "virt",
-            "-bios",
-            "none",
-            "-kernel",
-            str(project_dir / "build" / "rv32" / "network.elf"),
-            "-nographic",
-            "-semihosting-config",
-            "enable=on,target=native",
-            "-icount",
-            "shift=0",
-        ]
+        from deeploy_mlir.targets.qemu import qemu_command
+
+        cmd = qemu_command(project_dir / "build" / "rv32" / "network.elf")
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if r.returncode != 0:
         raise RuntimeError(f"the generated program failed ({r.returncode}):\n{r.stdout}{r.stderr}")
