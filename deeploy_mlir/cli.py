@@ -117,6 +117,14 @@ def _common(p: argparse.ArgumentParser) -> None:
         "without it only tensors that do not fit the --l2 budget go to L3",
     )
     p.add_argument(
+        "--home",
+        choices=("L2", "L3"),
+        default="L2",
+        help="the level where the tensors that live across a step (inputs, parameters, "
+        "gradients, outputs) are kept: L2 (default; those that do not fit --l2 go to L3) or "
+        "L3 (all of them, moved through L2 in tiles)",
+    )
+    p.add_argument(
         "--buffering",
         choices=BUFFERINGS,
         default="double",
@@ -252,6 +260,7 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
         buffering=args.buffering,
         l2=budgets["l2"],
         weights="L3" if args.weights_in_l3 else "L2",
+        home=args.home,
     )
     parse_pipeline(spec)  # bad pipelines fail before any work
     model = import_model(args.model, args.params)
@@ -438,6 +447,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             buffering=args.buffering,
             l2=_budgets(args)["l2"],
             weights="L3" if args.weights_in_l3 else "L2",
+            home=args.home,
         )
         off = compile_model(args, need_data=False).project.manifest()  # type: ignore[attr-defined]
         doc["inplace_off"] = {"memory": off["memory"]}
@@ -478,6 +488,7 @@ def _compiles(args: argparse.Namespace, tiling: str, l1: int) -> bool:
                 buffering=args.buffering,
                 l2=_budgets(args)["l2"],
                 weights="L3" if args.weights_in_l3 else "L2",
+                home=args.home,
             ),
         )
     except DeeployError:

@@ -31,27 +31,36 @@ def pipeline_for(
     buffering: str = "double",
     l2: int = 0,
     weights: str = "L2",
+    home: str = "L2",
 ) -> str:
     """The pipeline `lower`/`run` use: bufferization, the L3 homes (`l2`: the
     L2 budget, tensors that do not fit go to L3; `weights=L3` forces the
-    parameters there), L2 planning, then for `tiled` Z3-chosen tiles in L1
-    (`untiled`: one tile per tensor, the whole tensor in L1), materialized with
-    copies, multi-buffered (`double`: every hop; `double-l3`: the L3 hop only;
-    `single`: none), decomposed for the target's DMA engines, and the L1 plan.
-    `none` runs kernels on L2."""
+    parameters there, `home=L3` every tensor that lives across a step), then
+    for `tiled` Z3-chosen tiles in L1 (`untiled`: one tile per tensor, the
+    whole tensor in L1) -- operands in L3 staged through L2 in tiles that fit
+    what the L2 plan leaves free -- materialized with copies, multi-buffered
+    (`double`: every hop; `double-l3`: the L3 hop only; `single`: none),
+    decomposed for the target's DMA engines, and the L2/L3/L1 plans. `none`
+    runs kernels on L2 (L3 tensors staged whole around each op)."""
     passes = ["training-inplace-alias"] if inplace else []
     passes.append("training-bufferize{level=L2}")
-    if l2 or weights != "L2":
+    l3 = bool(l2) or weights != "L2" or home != "L2"
+    if l3:
         prefetch = "true" if buffering != "single" else "false"
-        passes.append(f"memory-home{{l2={l2} weights={weights} prefetch={prefetch}}}")
-    passes.append("arena-plan{level=L2}")
-    if l2 or weights != "L2":
-        passes.append("arena-plan{level=L3}")
-    if tiling != "none":
+        stage = "whole" if tiling == "none" else "tiled"
+        passes.append(
+            f"memory-home{{l2={l2} weights={weights} home={home} prefetch={prefetch} "
+            f"stage={stage}}}"
+        )
+    if tiling == "none":
+        passes.append("arena-plan{level=L2}")
+        if l3:
+            passes.append("arena-plan{level=L3}")
+    else:
         solver = "z3" if tiling == "tiled" else "untiled"
         buffers = 2 if buffering == "double" and tiling == "tiled" else 1
         passes += [
-            f"tile-select{{l1={l1} solver={solver} buffers={buffers}}}",
+            f"tile-select{{l1={l1} l2={l2} solver={solver} buffers={buffers}}}",
             "tiling-materialize",
         ]
         if buffering == "double":
@@ -60,6 +69,9 @@ def pipeline_for(
             passes.append("dma-multibuffer{count=2 levels=l3-only}")
     passes.append(f"dma-decompose{{engine={target}}}")
     if tiling != "none":
+        passes.append(f"arena-plan{{level=L2 capacity={l2}}}" if l2 else "arena-plan{level=L2}")
+        if l3:
+            passes.append("arena-plan{level=L3}")
         passes.append("arena-plan{level=L1}")
     return ",".join(passes)
 

@@ -189,7 +189,7 @@ def test_l2_budget_too_small(tmp_path: Path, mlp: Path) -> None:
         _assert_user_error(
             r,
             f"the L2 budget of {budget} bytes is too small",
-            "with every tensor that lives across a step in L3",
+            "with every tensor that can live in L3 there",
         )
         assert not out.exists()
 

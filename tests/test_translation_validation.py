@@ -27,6 +27,10 @@ PIPELINES = {
     "weights-l3-tiled-double-gap9": pipeline_for(
         "tiled", 4096, target="gap9", buffering="double", weights="L3"
     ),
+    # every tensor in L3, moved through 1000 bytes of L2 in stage tiles
+    "home-l3-staged-single-pulp-open": pipeline_for(
+        "tiled", 2048, target="pulp-open", buffering="single", l2=1000, home="L3"
+    ),
     # an L2 budget of 80% of what the model needs: the largest tensors spill to
     # L3 (the budget is filled in per example, below)
     "l2-spill-none": "spill",

@@ -10,11 +10,12 @@ The untiled baseline is the same op with every tile the full dimension.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, StringAttr, i64
-from xdsl.ir import Dialect, Operation, Region
+from xdsl.ir import Attribute, Dialect, Operation, Region
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
+    opt_prop_def,
     prop_def,
     region_def,
     traits_def,
@@ -31,21 +32,30 @@ class TiledOp(IRDLOperation):
     tiles = prop_def(DenseArrayBase.constr(i64))
     buffers = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, i64))
     level = prop_def(StringAttr, default_value=StringAttr("L1"))
+    #: tile sizes of the L3 -> L2 hop (absent: the op's operands are all in L2)
+    outer = opt_prop_def(DenseArrayBase.constr(i64))
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "`tiles` $tiles attr-dict-with-keyword $body"
 
-    def __init__(self, op: Operation, tiles: list[int], buffers: int = 1, level: str = "L1"):
-        super().__init__(
-            properties={
-                "tiles": DenseArrayBase.from_list(i64, tiles),
-                "buffers": IntegerAttr(buffers, i64),
-                "level": StringAttr(level),
-            },
-            regions=[Region()],
-        )
+    def __init__(
+        self,
+        op: Operation,
+        tiles: list[int],
+        buffers: int = 1,
+        level: str = "L1",
+        outer: list[int] | None = None,
+    ):
+        props: dict[str, Attribute] = {
+            "tiles": DenseArrayBase.from_list(i64, tiles),
+            "buffers": IntegerAttr(buffers, i64),
+            "level": StringAttr(level),
+        }
+        if outer is not None:
+            props["outer"] = DenseArrayBase.from_list(i64, outer)
+        super().__init__(properties=props, regions=[Region()])
         from xdsl.ir import Block
 
         self.body.add_block(Block([op]))
@@ -58,6 +68,10 @@ class TiledOp(IRDLOperation):
 
     def tile_sizes(self) -> list[int]:
         return [int(x) for x in self.tiles.get_values()]
+
+    def outer_sizes(self) -> list[int] | None:
+        """The L3 -> L2 tile sizes, or None when no operand lives in L3."""
+        return None if self.outer is None else [int(x) for x in self.outer.get_values()]
 
     def verify_(self) -> None:
         ops = list(self.body.block.ops)
@@ -80,6 +94,20 @@ class TiledOp(IRDLOperation):
                 raise VerifyException(f"tile size {t} of dim {d} is outside [1, {n}]")
             if d in space.whole and t != n:
                 raise VerifyException(f"dim {d} of {op.name} must stay whole ({n}), got {t}")
+        outer = self.outer_sizes()
+        if outer is not None:
+            if len(outer) != len(space.dims):
+                raise VerifyException(
+                    f"expects {len(space.dims)} outer (L3 -> L2) tile sizes, got {len(outer)}"
+                )
+            for d, (t, o, n) in enumerate(zip(tiles, outer, space.dims, strict=True)):
+                if not t <= o <= n:
+                    raise VerifyException(
+                        f"outer tile size {o} of dim {d} must lie in [{t}, {n}] (at least the "
+                        "L1 tile, at most the dim)"
+                    )
+                if d in space.whole and o != n:
+                    raise VerifyException(f"dim {d} of {op.name} must stay whole ({n}), got {o}")
         if self.buffers.value.data < 1:
             raise VerifyException(f"buffers must be at least 1, got {self.buffers.value.data}")
         if self.level.data not in ("L1", "L2"):

@@ -252,8 +252,11 @@ def _value_expr(op: Operation, cx: _FnCtx, globals_: dict[str, str]) -> bool:
     """Ops that become a C expression, not a statement; False for the others."""
     match op:
         case T.ArenaViewOp():
+            off = op.offset.value.data
             cx.exprs[op.result] = (
-                f"(({c_type(op.result.type)} *)(dm_arena_{op.level} + {op.offset.value.data}u))"
+                f"((uint32_t)(dm_arena_L3 + {off}u))"  # an L3 address, not a pointer
+                if op.level == "L3"
+                else f"(({c_type(op.result.type)} *)(dm_arena_{op.level} + {off}u))"
             )
         case memref.GetGlobalOp():
             cx.exprs[op.memref] = globals_[op.name_.string_value()]

@@ -20,6 +20,7 @@ its offset, gives each argument a `training.offset`, and records on the module
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -33,7 +34,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -90,7 +91,8 @@ class ArenaPlan(ModulePass):
                 f"arena-plan: strategy must be 'greedy' or 'exact', got '{self.strategy}'"
             )
         fns = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
-        lengths = [len(list(f.body.blocks.first.ops)) for f in fns]  # type: ignore[union-attr]
+        # time = the op's place in a walk of the function (nested ops included)
+        lengths = [sum(1 for _ in _walk(f)) for f in fns]
         total_time = sum(lengths) + 1
         buffers: dict[str, Buffer] = {}
         args: list[tuple[func.FuncOp, int, str]] = []
@@ -108,11 +110,11 @@ class ArenaPlan(ModulePass):
                         name, nbytes(a.type), 0, total_time, _align(a.type), _kind(fn, i)
                     )
                 args.append((fn, i, name))
-            index = {o: t0 + k for k, o in enumerate(block.ops)}
-            for o in block.ops:
+            index = {o: t0 + k for k, o in enumerate(_walk(fn))}
+            for o in _walk(fn):
                 if isinstance(o, memref.AllocOp) and level_of(o.memref.type) == self.level:
                     key = f"{fn.sym_name.data}/%{o.memref.name_hint or 'tmp'}#{index[o]}"
-                    end = _last_use(o.memref, index) + 1
+                    end = _last_use(o, index) + 1
                     buffers[key] = Buffer(
                         key, nbytes(o.memref.type), index[o], end, _align(o.memref.type)
                     )
@@ -154,16 +156,25 @@ def _align(t: Attribute) -> int:
     return 8 if str(T.elem_of(t)) == "i64" else 4
 
 
-def _top_level(op: Operation, index: dict[Operation, int]) -> Operation:
-    """The op of the function's block that contains `op` (loops nest uses)."""
-    while op not in index:
-        parent = op.parent_op()
-        assert parent is not None
-        op = parent
-    return op
+def _walk(fn: func.FuncOp) -> Iterator[Operation]:
+    """The ops of `fn`'s body in program order, nested ones included."""
+    block = fn.body.blocks.first
+    assert block is not None
+    for o in block.ops:
+        yield from o.walk()
 
 
-def _last_use(v: SSAValue, index: dict[Operation, int]) -> int:
-    owner = v.owner
-    assert isinstance(owner, Operation)
-    return max((index[_top_level(u.operation, index)] for u in v.uses), default=index[owner])
+def _last_use(alloc: memref.AllocOp, index: dict[Operation, int]) -> int:
+    """The time of the last op during which `alloc`'s buffer is live: a use
+    inside a loop (or any region) keeps it live until the end of the op that
+    holds the use in the alloc's own block -- every iteration reads it.
+    A buffer allocated inside a loop body lives within one iteration."""
+    block = alloc.parent_block()
+    end = index[alloc]
+    for u in alloc.memref.uses:
+        o: Operation | None = u.operation
+        while o is not None and o.parent_block() is not block:
+            o = o.parent_op()
+        assert o is not None, "a use outside the block of its alloc"
+        end = max(end, max(index[n] for n in o.walk()))
+    return end

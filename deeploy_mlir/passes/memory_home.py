@@ -1,22 +1,29 @@
-"""memory-home{l2=BYTES weights=L2|L3}: which persistent tensors live in L3.
+"""memory-home{l2=BYTES weights=L2|L3 home=L2|L3 stage=whole|tiled prefetch}:
+which tensors live in L3.
 
 Runs on buffer-form IR (after training-bufferize, before arena-plan). Every
 function argument (parameters, gradient buffers, inputs, outputs: the
 tensors that live across a step) starts in L2. `weights=L3` moves every
-parameter to L3. With an `l2` budget, while the L2 arena would not fit it,
-the largest argument still in L2 moves to L3 (an argument keeps one level in
-every function it appears in: the optimizer step shares the training step's
-buffers).
+parameter to L3; `home=L3` every argument (and, with `stage=tiled`, every
+temporary) whose size the L3 engines can move (a multiple of 4 bytes: the
+accumulation reset flag stays in L2). With an `l2` budget, while the L2 arena
+would not fit it, the largest tensor still in L2 moves to L3 (an argument keeps
+one level in every function it appears in: the optimizer step shares the
+training step's buffers; temporaries are candidates only with `stage=tiled`).
 
-Kernels never touch L3: around each op that reads or writes a tensor in L3
-the pass stages it through a whole-tensor L2 buffer -- an L3 -> L2 `dma.copy`
-and its wait before the op if the op reads it, an L2 -> L3 copy and its wait
-after the op if the op writes it -- so the L3 hop moves whole tensors, and
-tiling then moves tiles of the staged tensor between L2 and L1. The staging
-buffers are ordinary L2 allocations: arena-plan overlaps them like any other
-temporary, and their bytes count against the budget. With `prefetch=true`
-each L3 fetch is issued one op earlier, so that it flies while the previous
-op computes (its stage buffer then lives one op longer).
+Kernels never touch L3. With `stage=whole` this pass stages each L3 tensor
+through a whole-tensor L2 buffer around each op that uses it -- an L3 -> L2
+`dma.copy` and its wait before the op if the op reads it, an L2 -> L3 copy and
+its wait after the op if the op writes it -- and tiling then moves tiles of
+the staged tensor between L2 and L1. With `stage=tiled` (what `lower` uses when
+it tiles) the ops keep their L3 operands and tile-select stages them through
+L2 in tiles (`tiling.tiled` `outer` sizes), so a tensor larger than the whole
+L2 budget can be used; the budget check then counts the smallest stage tiles.
+The staging buffers are ordinary L2 allocations: arena-plan overlaps them like
+any other temporary, and their bytes count against the budget. With
+`prefetch=true` (whole staging) each L3 fetch is issued one op earlier, so
+that it flies while the previous op computes (its stage buffer then lives one
+op longer).
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
 )
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -62,8 +69,10 @@ def _in_level(t: MemRefType, level: str) -> MemRefType:
     return MemRefType(t.get_element_type(), t.get_shape(), memory_space=StringAttr(level))
 
 
-def move_to_l3(module: ModuleOp, names: set[str]) -> None:
-    """Put the arguments named `names` in L3 and stage them around every op."""
+def move_to_l3(module: ModuleOp, names: set[str], stage: bool = True) -> None:
+    """Put the arguments named `names` in L3 and (with `stage`) stage them
+    whole through L2 around every op; without, the ops read L3 directly until
+    tile-select stages them in tiles."""
     for fn in _functions(module):
         block = fn.body.block
         for i in range(len(block.args)):
@@ -74,13 +83,39 @@ def move_to_l3(module: ModuleOp, names: set[str]) -> None:
             if dma.level_of(a.type) == "L3":
                 continue
             new = Rewriter.replace_value_with_new_type(a, _in_level(a.type, "L3"))
-            _stage_uses(new)
+            if stage:
+                stage_uses(new)
         fn.function_type = FunctionType.from_lists(
             [a.type for a in block.args], list(fn.function_type.outputs.data)
         )
 
 
-def _stage_uses(v: SSAValue) -> None:
+def temporaries(module: ModuleOp) -> dict[str, memref.AllocOp]:
+    """The L2 temporaries (top-level `memref.alloc`s) by a stable name."""
+    out: dict[str, memref.AllocOp] = {}
+    for fn in _functions(module):
+        for k, o in enumerate(fn.body.block.ops):
+            if (
+                isinstance(o, memref.AllocOp)
+                and isinstance(o.memref.type, MemRefType)
+                and dma.level_of(o.memref.type) == "L2"
+            ):
+                out[f"@{fn.sym_name.data}/%{o.memref.name_hint or 'tmp'}#{k}"] = o
+    return out
+
+
+def move_temporary_to_l3(alloc: memref.AllocOp) -> SSAValue:
+    """Allocate the temporary of `alloc` in L3 instead (its ops then read L3
+    directly: only for tile-select's tiled staging)."""
+    t = alloc.memref.type
+    assert isinstance(t, MemRefType)
+    new = memref.AllocOp([], [], _in_level(t, "L3"))
+    new.memref.name_hint = alloc.memref.name_hint
+    Rewriter.replace_op(alloc, new)
+    return new.memref
+
+
+def stage_uses(v: SSAValue) -> None:
     t = v.type
     assert isinstance(t, MemRefType)
     shape = list(t.get_shape())
@@ -124,6 +159,31 @@ def _l2_arena(module: ModuleOp, prefetch: bool) -> int:
     ArenaPlan(level="L2").apply(make_context(), probe)
     a = probe.attributes.get("training.arena_L2")
     return a.value.data if isinstance(a, IntegerAttr) else 0
+
+
+def _min_stage(module: ModuleOp) -> int:
+    """The most L2 any op needs to stage its L3 operands in the smallest tiles."""
+    from deeploy_mlir.passes.tile_select import footprint, in_l3, tile_operands, whole_dims
+
+    most = 0
+    for fn in _functions(module):
+        for o in fn.body.block.ops:
+            if not isinstance(o, T.TrainingComputeOp) or not isinstance(
+                o, T.IterationSpaceInterface
+            ):
+                continue
+            ops3 = tile_operands(o, in_l3)
+            if ops3:
+                whole = whole_dims(o)
+                dims = o.iteration_space().dims
+                smallest = [n if d in whole else 1 for d, n in enumerate(dims)]
+                most = max(most, footprint(smallest, ops3, 1))
+    return most
+
+
+def _bytes(t: Attribute) -> int:
+    assert isinstance(t, MemRefType)
+    return T.elem_bytes(t) * math.prod(t.get_shape())
 
 
 def _is_l3_fetch(o: Operation) -> bool:
@@ -190,12 +250,25 @@ class MemoryHome(ModulePass):
     weights: str = "L2"
     #: issue each L3 fetch one op early (double buffering of the L3 hop)
     prefetch: bool = False
+    #: L2: only `weights` and `l2` decide; L3: every argument lives in L3
+    home: str = "L2"
+    #: whole: stage whole tensors through L2 here; tiled: leave the ops on
+    #: their L3 operands for tile-select to stage in tiles (the L3 -> L2 hop)
+    stage: str = "whole"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def _check_options(self) -> None:
         if self.weights not in ("L2", "L3"):
             raise DeeployError(f"memory-home: weights must be L2 or L3, got '{self.weights}'")
         if self.l2 < 0:
             raise DeeployError(f"memory-home: l2 must not be negative, got {self.l2}")
+        if self.home not in ("L2", "L3"):
+            raise DeeployError(f"memory-home: home must be L2 or L3, got '{self.home}'")
+        if self.stage not in ("whole", "tiled"):
+            raise DeeployError(f"memory-home: stage must be whole or tiled, got '{self.stage}'")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self._check_options()
+        whole = self.stage == "whole"
         sizes: dict[str, int] = {}
         kinds: dict[str, str] = {}
         for fn in _functions(op):
@@ -204,24 +277,52 @@ class MemoryHome(ModulePass):
                 if isinstance(a.type, MemRefType):
                     sizes[name] = T.elem_bytes(a.type) * math.prod(a.type.get_shape())
                     kinds[name] = kind
-        chosen = {n for n, k in kinds.items() if k == "param"} if self.weights == "L3" else set()
+        if self.home == "L3":
+            # flags and other tensors of a size the L3 engines cannot move
+            # (not a multiple of 4 bytes) stay in L2
+            chosen = {n for n in kinds if sizes[n] % 4 == 0}
+        elif self.weights == "L3":
+            chosen = {n for n, k in kinds.items() if k == "param"}
+        else:
+            chosen = set()
         if chosen:
-            move_to_l3(op, chosen)
+            move_to_l3(op, chosen, whole)
+        if self.home == "L3" and not whole:
+            for alloc in temporaries(op).values():
+                if _bytes(alloc.memref.type) % 4 == 0:
+                    move_temporary_to_l3(alloc)
         if self.l2:
             self._fit(op, chosen, sizes)
-        if self.prefetch:
+        if self.prefetch and whole:
             for fn in _functions(op):
                 _prefetch_l3(fn.body.block)
 
     def _fit(self, op: ModuleOp, chosen: set[str], sizes: dict[str, int]) -> None:
-        need = _l2_arena(op, self.prefetch)
+        whole = self.stage == "whole"
+        need = _l2_arena(op, self.prefetch and whole)
+        if not whole:
+            need += _min_stage(op)
         while need > self.l2:
             left = sorted((n for n in sizes if n not in chosen), key=lambda n: (-sizes[n], n))
-            if not left:
+            temps = {} if whole else temporaries(op)
+            # tiled staging: the largest tensor, argument or temporary, moves
+            big_temp = max(
+                (n for n, a in temps.items() if _bytes(a.memref.type) % 4 == 0),
+                key=lambda n: (_bytes(temps[n].memref.type), n),
+                default=None,
+            )
+            if big_temp is not None and (
+                not left or _bytes(temps[big_temp].memref.type) > sizes[left[0]]
+            ):
+                move_temporary_to_l3(temps[big_temp])
+            elif not left:
                 raise DeeployError(
                     f"memory-home: the L2 budget of {self.l2} bytes is too small: with every "
-                    f"tensor that lives across a step in L3 the L2 arena still needs {need} bytes"
+                    f"tensor that can live in L3 there the L2 arena still needs {need} bytes"
                 )
-            chosen.add(left[0])
-            move_to_l3(op, {left[0]})
-            need = _l2_arena(op, self.prefetch)
+            else:
+                chosen.add(left[0])
+                move_to_l3(op, {left[0]}, whole)
+            need = _l2_arena(op, self.prefetch and whole)
+            if not whole:
+                need += _min_stage(op)

@@ -13,6 +13,12 @@ limit; an op whose solve stopped early keeps the best tiles found and is
 counted in `tiling.stopped_early`). `solver=untiled` is the baseline: every
 tile is the whole tensor. An op that cannot fit even with the smallest tiles
 is an error naming the op, the L1 it needs and the budget.
+
+The L3 -> L2 hop: with an `l2` budget, an op with operands in L3 first gets
+`outer` tiles -- the same solver over the L3 operands only, against what the
+L2 plan leaves free (the budget minus the L2 arena without stages, divided by
+`l3_buffers`) -- and its L1 tiles are then chosen within one outer tile. When
+the whole L3 operands fit, the outer tiles are the whole dims.
 """
 
 from __future__ import annotations
@@ -20,12 +26,12 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr, i64
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -54,15 +60,25 @@ def map_dims(m: AffineMap) -> tuple[int | None, ...]:
     return tuple(r.position if isinstance(r, AffineDimExpr) else None for r in m.results)
 
 
-def tile_operands(op: T.TrainingComputeOp) -> list[Operand]:
+def in_l3(v: SSAValue) -> bool:
+    t = v.type
+    return isinstance(t, MemRefType) and t.memory_space == StringAttr("L3")
+
+
+def tile_operands(
+    op: T.TrainingComputeOp, only: Callable[[SSAValue], bool] | None = None
+) -> list[Operand]:
     """The distinct (value, index map) pairs of `op`: an operand read and written
-    in place, or read twice the same way, is one tile buffer."""
+    in place, or read twice the same way, is one tile buffer. `only` keeps the
+    values it accepts (e.g. the L3 ones, staged through L2)."""
     assert isinstance(op, T.IterationSpaceInterface)
     space = op.iteration_space()
     values: list[SSAValue] = [*op.ins, *op.outs]
     seen: dict[tuple[SSAValue, tuple[int | None, ...]], int] = {}
     out: list[Operand] = []
     for i, (v, m) in enumerate(zip(values, space.maps, strict=True)):
+        if only is not None and not only(v):
+            continue
         dims = map_dims(m)
         is_out = i >= len(op.ins)
         key = (v, dims)
@@ -187,15 +203,31 @@ def solve_bruteforce(
     return None if best is None else best[2]
 
 
+def _probe_l2_arena(module: ModuleOp) -> int:
+    """The L2 arena of `module` before any stage buffer exists."""
+    a = module.attributes.get("training.arena_L2")
+    if isinstance(a, IntegerAttr):
+        return a.value.data
+    from deeploy_mlir.passes.arena_plan import ArenaPlan
+    from deeploy_mlir.pipeline import make_context
+
+    probe = module.clone()
+    ArenaPlan(level="L2").apply(make_context(), probe)
+    a = probe.attributes.get("training.arena_L2")
+    return a.value.data if isinstance(a, IntegerAttr) else 0
+
+
 @dataclass(frozen=True)
 class TileSelect(ModulePass):
     name = "tile-select"
 
     l1: int = 65536
-    #: L2 budget: every tensor stays resident in L2 while its tiles visit L1
-    #: (0 = unchecked; tiling L3 <-> L2 comes with the DMA issue)
+    #: L2 budget in bytes (0 = unchecked). Operands in L3 are staged through
+    #: L2 in tiles (the L3 -> L2 hop) that fit what the L2 arena leaves free.
     l2: int = 0
     buffers: int = 1
+    #: buffers per L2 stage tile (2 when the L3 hop is double-buffered)
+    l3_buffers: int = 1
     solver: str = "z3"
     setup: int = 100
     bandwidth: int = 8
@@ -215,14 +247,21 @@ class TileSelect(ModulePass):
             raise DeeployError(
                 f"tile-select: solver must be 'z3' or 'untiled', got '{self.solver}'"
             )
-        if self.l1 <= 0 or self.buffers < 1:
-            raise DeeployError("tile-select: l1 must be positive and buffers at least 1")
-        l2_arena = op.attributes.get("training.arena_L2")
-        if self.l2 and isinstance(l2_arena, IntegerAttr) and l2_arena.value.data > self.l2:
+        if self.l1 <= 0 or self.buffers < 1 or self.l3_buffers < 1:
             raise DeeployError(
-                f"tile-select: the tensors need {l2_arena.value.data} bytes of L2 but the L2 "
-                f"budget is {self.l2} bytes"
+                "tile-select: l1 must be positive and buffers and l3_buffers at least 1"
             )
+        if self.l2 < 0:
+            raise DeeployError(f"tile-select: l2 must not be negative, got {self.l2}")
+        stage_budget: int | None = None
+        if self.l2:
+            arena = _probe_l2_arena(op)
+            if arena > self.l2:
+                raise DeeployError(
+                    f"tile-select: the tensors need {arena} bytes of L2 but the L2 budget is "
+                    f"{self.l2} bytes"
+                )
+            stage_budget = self.l2 - arena
         model = CostModel(self.setup, self.bandwidth)
         t_start = time.perf_counter()
         early = 0
@@ -238,25 +277,61 @@ class TileSelect(ModulePass):
                     if hint
                     else (f"@{fn.sym_name.data}: op #{k}")
                 )
-                tiles, proven = self._select(o, model, where)
+                if not isinstance(o, T.IterationSpaceInterface):
+                    raise DeeployError(
+                        f"{where} ({o.name}) has no iteration space and cannot be tiled"
+                    )
+                outer = self._select_outer(o, model, where, stage_budget)
+                tiles, proven = self._select(o, model, where, outer)
                 early += int(not proven)
                 anchor = o.next_op
                 assert anchor is not None  # the terminator follows every op
                 o.detach()
                 Rewriter.insert_op(
-                    TiledOp(o, tiles, self.buffers, "L1"), InsertPoint.before(anchor)
+                    TiledOp(o, tiles, self.buffers, "L1", outer), InsertPoint.before(anchor)
                 )
         op.attributes["tiling.solver_ms"] = IntegerAttr(
             round((time.perf_counter() - t_start) * 1000), i64
         )
         op.attributes["tiling.stopped_early"] = IntegerAttr(early, i64)
 
-    def _select(
-        self, o: T.TrainingComputeOp, model: CostModel, where: str
-    ) -> tuple[list[int], bool]:
-        if not isinstance(o, T.IterationSpaceInterface):
-            raise DeeployError(f"{where} ({o.name}) has no iteration space and cannot be tiled")
+    def _select_outer(
+        self, o: T.TrainingComputeOp, model: CostModel, where: str, stage_budget: int | None
+    ) -> list[int] | None:
+        """Tiles of the L3 -> L2 hop: None when no operand is in L3; the whole
+        dims when the whole tensors fit the L2 left free (or L2 is unbudgeted)."""
+        assert isinstance(o, T.IterationSpaceInterface)
+        ops3 = tile_operands(o, in_l3)
+        if not ops3:
+            return None
         dims = list(o.iteration_space().dims)
+        if stage_budget is None or footprint(dims, ops3, self.l3_buffers) <= stage_budget:
+            return dims
+        whole = whole_dims(o)
+        smallest = [size if d in whole else 1 for d, size in enumerate(dims)]
+        need = footprint(smallest, ops3, self.l3_buffers)
+        if need > stage_budget:
+            raise DeeployError(
+                f"{where} ({o.name}) needs at least {need} bytes of L2 to stage its L3 "
+                f"operands (smallest tiles, {self.l3_buffers} buffer(s)); the L2 budget "
+                f"leaves {stage_budget} bytes free"
+            )
+        budget = stage_budget // self.l3_buffers
+        key = ("L3", tuple(dims), frozenset(whole), tuple(ops3), budget, model)
+        if key not in self._cache:
+            self._cache[key] = solve_z3(dims, whole, ops3, budget, model, self.timeout_ms)
+        return list(self._cache[key][0])
+
+    def _select(
+        self,
+        o: T.TrainingComputeOp,
+        model: CostModel,
+        where: str,
+        outer: list[int] | None = None,
+    ) -> tuple[list[int], bool]:
+        """L1 tiles; with `outer`, tiles of one L2 stage tile (at most its sizes)."""
+        assert isinstance(o, T.IterationSpaceInterface)
+        dims = list(o.iteration_space().dims) if outer is None else list(outer)
         whole = whole_dims(o)
         ops = tile_operands(o)
         budget = self.l1 // self.buffers

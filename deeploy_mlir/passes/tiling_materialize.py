@@ -11,6 +11,15 @@ indices (`arith.divui`/`remui`). Per tile: a `dma.copy` of every input tile
 in, the waits for them, the compute op on the tile buffers, a `dma.copy` of
 every output tile out and the waits for those (single buffering;
 `dma-multibuffer` overlaps them across tiles).
+
+With `outer` tile sizes (operands in L3) there are two levels: per variant of
+the outer tiles, L2 stage buffers for the L3 operands and a loop marked
+`tiling.stage_loop` over the stage tiles; each stage tile fetches its L3
+inputs (L3 -> L2 copies and waits), runs the L1 tile loops of the op within
+it (their L1 buffers allocated in the loop body: they live within one stage
+tile), and stores its L3 outputs (L2 -> L3 copies and waits). An L1 tile of a
+staged operand is copied from the stage tile; one of an L2 operand straight
+from the tensor.
 """
 
 from __future__ import annotations
@@ -36,10 +45,12 @@ from xdsl.rewriter import Rewriter
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.tiling import TiledOp
-from deeploy_mlir.passes.tile_select import map_dims
+from deeploy_mlir.passes.tile_select import in_l3, map_dims
 
 #: marks the loop over the tiles of one op (what dma-multibuffer works on)
 TILE_LOOP = "tiling.tile_loop"
+#: marks the loop over the L2 stage tiles of an op with operands in L3
+STAGE_LOOP = "tiling.stage_loop"
 
 
 @dataclass(frozen=True)
@@ -61,7 +72,9 @@ def _index(b: Builder, v: int) -> SSAValue:
     return b.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))).result
 
 
-def _tile_loop(b: Builder, variant: tuple[Part, ...]) -> tuple[Builder, list[SSAValue | int]]:
+def _tile_loop(
+    b: Builder, variant: tuple[Part, ...], mark: str = TILE_LOOP
+) -> tuple[Builder, list[SSAValue | int]]:
     """One loop over all tiles of the variant (none for a single tile), its
     index split into the per-dim tile offsets. Returns a builder inside the
     loop and the offset of each dim (an int where it is constant)."""
@@ -76,7 +89,7 @@ def _tile_loop(b: Builder, variant: tuple[Part, ...]) -> tuple[Builder, list[SSA
     end = scf.YieldOp()
     body = Block([end], arg_types=[IndexType()])
     loop = b.insert(scf.ForOp(lb, ub, one, [], Region(body)))
-    loop.attributes[TILE_LOOP] = UnitAttr()
+    loop.attributes[mark] = UnitAttr()
     b = Builder(InsertPoint.before(end))
     iv: SSAValue = body.args[0]
     inner_count = 1
@@ -95,6 +108,32 @@ def _tile_loop(b: Builder, variant: tuple[Part, ...]) -> tuple[Builder, list[SSA
     return b, offsets
 
 
+Key = tuple[SSAValue, tuple[int | None, ...]]
+Offset = SSAValue | int
+
+
+def _add(b: Builder, x: Offset, y: Offset) -> Offset:
+    if isinstance(x, int) and isinstance(y, int):
+        return x + y
+    if isinstance(x, int) and x == 0:
+        return y
+    if isinstance(y, int) and y == 0:
+        return x
+    xs = _index(b, x) if isinstance(x, int) else x
+    ys = _index(b, y) if isinstance(y, int) else y
+    return b.insert(arith.AddiOp(xs, ys)).result
+
+
+@dataclass
+class _Source:
+    """Where the tiles of one operand come from: the tensor itself (offsets
+    are the tile's place in the whole iteration space) or an L2 stage tile
+    (offsets relative to the stage tile)."""
+
+    value: SSAValue
+    staged: bool
+
+
 @dataclass(frozen=True)
 class TilingMaterialize(ModulePass):
     name = "tiling-materialize"
@@ -107,31 +146,124 @@ class TilingMaterialize(ModulePass):
         inner = tiled.inner
         assert isinstance(inner, T.IterationSpaceInterface)
         space = inner.iteration_space()
-        level = StringAttr(tiled.level.data)
         values = [*inner.ins, *inner.outs]
         n_in = len(inner.ins)
         dims_of = [map_dims(m) for m in space.maps]
-        per_dim = [parts(n, t) for n, t in zip(space.dims, tiled.tile_sizes(), strict=True)]
+        tiles = tiled.tile_sizes()
+        outer_sizes = tiled.outer_sizes()
         outer = Builder(InsertPoint.before(tiled))
-        for variant in itertools.product(*per_dim):
-            sizes = [p.size for p in variant]
-            # one tile buffer per distinct (value, index map)
-            bufs: dict[tuple[SSAValue, tuple[int | None, ...]], SSAValue] = {}
-            for v, dims in zip(values, dims_of, strict=True):
-                if (v, dims) in bufs:
-                    continue
-                t = v.type
-                assert isinstance(t, MemRefType)
-                shape = [1 if d is None else sizes[d] for d in dims]
-                alloc = outer.insert(
-                    memref.AllocOp(
-                        [], [], MemRefType(t.get_element_type(), shape, memory_space=level)
-                    )
-                )
-                alloc.memref.name_hint = f"{v.name_hint or 't'}_tile"
-                bufs[(v, dims)] = alloc.memref
-            self._nest(outer, variant, inner, values, dims_of, n_in, bufs)
+        if outer_sizes is None:
+            srcs = {(v, d): _Source(v, False) for v, d in zip(values, dims_of, strict=True)}
+            zero: list[Offset] = [0] * len(space.dims)
+            for variant in itertools.product(
+                *[parts(n, t) for n, t in zip(space.dims, tiles, strict=True)]
+            ):
+                bufs = self._alloc_tiles(outer, variant, values, dims_of, tiled.level.data)
+                self._nest(outer, variant, inner, values, dims_of, n_in, bufs, srcs, zero)
+        else:
+            self._staged(outer, tiled, inner, values, dims_of, n_in, outer_sizes, tiles)
         Rewriter.erase_op(tiled)
+
+    def _alloc_tiles(
+        self,
+        b: Builder,
+        variant: tuple[Part, ...],
+        values: list[SSAValue],
+        dims_of: list[tuple[int | None, ...]],
+        level: str,
+        only: set[Key] | None = None,
+        suffix: str = "_tile",
+    ) -> dict[Key, SSAValue]:
+        """One buffer in `level` per distinct (value, index map), shaped like
+        the variant's tile."""
+        sizes = [p.size for p in variant]
+        bufs: dict[Key, SSAValue] = {}
+        for v, dims in zip(values, dims_of, strict=True):
+            if (v, dims) in bufs or (only is not None and (v, dims) not in only):
+                continue
+            t = v.type
+            assert isinstance(t, MemRefType)
+            shape = [1 if d is None else sizes[d] for d in dims]
+            alloc = b.insert(
+                memref.AllocOp(
+                    [], [], MemRefType(t.get_element_type(), shape, memory_space=StringAttr(level))
+                )
+            )
+            alloc.memref.name_hint = f"{v.name_hint or 't'}{suffix}"
+            bufs[(v, dims)] = alloc.memref
+        return bufs
+
+    def _staged(
+        self,
+        b: Builder,
+        tiled: TiledOp,
+        inner: T.TrainingComputeOp,
+        values: list[SSAValue],
+        dims_of: list[tuple[int | None, ...]],
+        n_in: int,
+        outer_sizes: list[int],
+        tiles: list[int],
+    ) -> None:
+        """Two tile levels: a loop over L2 stage tiles of the L3 operands (L3 ->
+        L2 copies in, the L1 tile loops, L2 -> L3 copies out), the L1 tiles of
+        L2 operands copied straight from their tensor."""
+        assert isinstance(inner, T.IterationSpaceInterface)
+        space = inner.iteration_space()
+        staged = {(v, d) for v, d in zip(values, dims_of, strict=True) if in_l3(v)}
+        reads = {(v, d) for v, d in zip(values[:n_in], dims_of[:n_in], strict=True)}
+        writes = {(v, d) for v, d in zip(values[n_in:], dims_of[n_in:], strict=True)}
+        for ovar in itertools.product(
+            *[parts(n, t) for n, t in zip(space.dims, outer_sizes, strict=True)]
+        ):
+            stages = self._alloc_tiles(b, ovar, values, dims_of, "L2", staged, "_stage")
+            ivars = itertools.product(
+                *[parts(p.size, min(t, p.size)) for p, t in zip(ovar, tiles, strict=True)]
+            )
+            lb, base = _tile_loop(b, ovar, STAGE_LOOP)
+            consts: dict[int, SSAValue] = {}
+
+            def const(v: int, lb: Builder = lb, consts: dict[int, SSAValue] = consts) -> SSAValue:
+                if v not in consts:
+                    consts[v] = _index(lb, v)
+                return consts[v]
+
+            def at(dims: tuple[int | None, ...], base: list[Offset] = base) -> list[SSAValue]:
+                out: list[SSAValue] = []
+                for d in dims:
+                    o = 0 if d is None else base[d]
+                    out.append(const(o) if isinstance(o, int) else o)
+                return out
+
+            tokens: list[SSAValue] = []
+            for key in stages:
+                if key in reads:
+                    v, dims = key
+                    st = stages[key]
+                    shape = list(T.shape_of(st.type))
+                    c = lb.insert(dma.CopyOp(v, at(dims), st, [const(0)] * len(shape), shape))
+                    c.token.name_hint = f"{v.name_hint or 't'}_fetch"
+                    tokens.append(c.token)
+            for t in tokens:
+                lb.insert(dma.WaitOp(t))
+            srcs = {
+                (v, d): _Source(stages[(v, d)], True) if (v, d) in stages else _Source(v, False)
+                for v, d in zip(values, dims_of, strict=True)
+            }
+            for iv in ivars:
+                # the L1 tiles of one inner variant live within one stage tile
+                bufs = self._alloc_tiles(lb, iv, values, dims_of, tiled.level.data)
+                self._nest(lb, iv, inner, values, dims_of, n_in, bufs, srcs, base)
+            tokens = []
+            for key in stages:
+                if key in writes:
+                    v, dims = key
+                    st = stages[key]
+                    shape = list(T.shape_of(st.type))
+                    c = lb.insert(dma.CopyOp(st, [const(0)] * len(shape), v, at(dims), shape))
+                    c.token.name_hint = f"{v.name_hint or 't'}_store"
+                    tokens.append(c.token)
+            for t in tokens:
+                lb.insert(dma.WaitOp(t))
 
     def _nest(
         self,
@@ -141,8 +273,12 @@ class TilingMaterialize(ModulePass):
         values: list[SSAValue],
         dims_of: list[tuple[int | None, ...]],
         n_in: int,
-        bufs: dict[tuple[SSAValue, tuple[int | None, ...]], SSAValue],
+        bufs: dict[Key, SSAValue],
+        srcs: dict[Key, _Source],
+        base: list[Offset],
     ) -> None:
+        """The tile loop of one variant; tile offsets are relative to `base`
+        (the stage tile's place) for staged sources, absolute otherwise."""
         b, offsets = _tile_loop(b, variant)
         consts: dict[int, SSAValue] = {}
 
@@ -151,10 +287,12 @@ class TilingMaterialize(ModulePass):
                 consts[v] = _index(b, v)
             return consts[v]
 
-        def offset_values(dims: tuple[int | None, ...]) -> list[SSAValue]:
+        def offset_values(dims: tuple[int | None, ...], src: _Source) -> list[SSAValue]:
             out: list[SSAValue] = []
             for d in dims:
-                o = 0 if d is None else offsets[d]
+                o: Offset = 0
+                if d is not None:
+                    o = offsets[d] if src.staged else _add(b, base[d], offsets[d])
                 out.append(const(o) if isinstance(o, int) else o)
             return out
 
@@ -168,8 +306,11 @@ class TilingMaterialize(ModulePass):
             if tile in copied_in:
                 continue
             copied_in.add(tile)
+            src = srcs[(v, dims)]
             zeros = [const(0)] * len(tile_shape(tile))
-            c = b.insert(dma.CopyOp(v, offset_values(dims), tile, zeros, tile_shape(tile)))
+            c = b.insert(
+                dma.CopyOp(src.value, offset_values(dims, src), tile, zeros, tile_shape(tile))
+            )
             c.token.name_hint = f"{v.name_hint or 't'}_in"
             tokens.append(c.token)
         for t in tokens:
@@ -181,8 +322,11 @@ class TilingMaterialize(ModulePass):
         tokens = []
         for v, dims in zip(values[n_in:], dims_of[n_in:], strict=True):
             tile = bufs[(v, dims)]
+            src = srcs[(v, dims)]
             zeros = [const(0)] * len(tile_shape(tile))
-            c = b.insert(dma.CopyOp(tile, zeros, v, offset_values(dims), tile_shape(tile)))
+            c = b.insert(
+                dma.CopyOp(tile, zeros, src.value, offset_values(dims, src), tile_shape(tile))
+            )
             c.token.name_hint = f"{v.name_hint or 't'}_out"
             tokens.append(c.token)
         for t in tokens:

@@ -69,4 +69,4 @@ func.func @optimizer_step(%lr: memref<1xf32, "L2"> {training.name = "lr", traini
 // PREFETCH-NEXT:    dma.wait %[[F]]
 // PREFETCH-NEXT:    training.gemm
 
-// ERR: deeploy-opt: error: memory-home: the L2 budget of 64 bytes is too small: with every tensor that lives across a step in L3 the L2 arena still needs
+// ERR: deeploy-opt: error: memory-home: the L2 budget of 64 bytes is too small: with every tensor that can live in L3 there the L2 arena still needs

@@ -1,0 +1,106 @@
+"""The L3 -> L2 hop in tiles: tensors larger than the whole L2 budget.
+
+With `--home L3` every tensor whose size the L3 engines can move (a multiple
+of 4 bytes) lives in L3, temporaries included, and with an L2 budget smaller
+than the largest tensor tile-select stages each op's L3 operands through L2
+in tiles that fit what the L2 plan leaves free (tiling.stage_loop), with the
+L1 tiles inside. Every example must still train to onnxruntime-training's
+numbers on the host emulation (which lands each copy at its wait and aborts
+on a reused request), on both targets and with every buffering; the L2 arena
+must fit the budget, and the L3 counters show the traffic went through L3."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from conftest import load_expected, run_cli, training_args
+
+from deeploy_mlir.frontend.onnx_import import import_model
+from deeploy_mlir.passes.tiling_materialize import STAGE_LOOP
+from deeploy_mlir.pipeline import pipeline_for, run_pipeline
+
+ROOT = Path(__file__).resolve().parents[1]
+#: an L2 budget below each example's largest tensor (bytes)
+BUDGETS = {"mlp_small": 500, "mlp_wide": 1000}
+
+
+def _largest_tensor(d: Path) -> int:
+    m = onnx.load(str(d / "training_model.onnx"))
+    best = 0
+    for vi in m.graph.input:
+        dims = [x.dim_value for x in vi.type.tensor_type.shape.dim]
+        best = max(best, 4 * math.prod(dims))
+    return best
+
+
+@pytest.mark.parametrize("buffering", ["single", "double", "double-l3"])
+@pytest.mark.parametrize("target", ["pulp-open", "gap9"])
+@pytest.mark.parametrize("name", sorted(BUDGETS))
+def test_trains_with_l2_smaller_than_a_tensor(
+    name: str, target: str, buffering: str, tmp_path: Path
+) -> None:
+    d = ROOT / "examples" / name
+    l2 = BUDGETS[name]
+    assert _largest_tensor(d) > l2  # the point of the test
+    exp = load_expected(d)
+    out = tmp_path / "o.json"
+    r = run_cli(
+        "run",
+        d,
+        *training_args(d),
+        "--json",
+        out,
+        "--home",
+        "L3",
+        "--l2",
+        l2,
+        "--l1",
+        2048,
+        "--target",
+        target,
+        "--buffering",
+        buffering,
+    )
+    assert r.code == 0, r.err
+    got = json.loads(out.read_text())
+    np.testing.assert_allclose(got["losses"], exp["losses"], rtol=1e-4)
+    for k, want in exp["params"].items():
+        np.testing.assert_allclose(
+            np.array(got["params"][k]), np.array(want), rtol=1e-4, atol=1e-6, err_msg=k
+        )
+    dma = got["dma"]
+    assert dma["L3->L2"]["bytes"] > 0 and dma["L2->L3"]["bytes"] > 0
+
+
+def test_stage_tiles_fit_the_l2_budget() -> None:
+    """The compiled module: stage loops exist, and the planned L2 arena (stage
+    tiles included) is within the budget."""
+    d = ROOT / "examples" / "mlp_wide"
+    module = import_model(d).module.clone()
+    l2 = BUDGETS["mlp_wide"]
+    run_pipeline(module, pipeline_for("tiled", 2048, buffering="single", l2=l2, home="L3"))
+    loops = [o for o in module.walk() if STAGE_LOOP in o.attributes]
+    assert len(loops) >= 3
+    arena = module.attributes["training.arena_L2"]
+    assert 0 < arena.value.data <= l2  # type: ignore[attr-defined]
+    # no kernel reads L3: every compute op's operands are in L1
+    from deeploy_mlir.dialects import training as T
+
+    for o in module.walk():
+        if isinstance(o, T.TrainingComputeOp):
+            for v in o.operands:
+                assert 'memory_space = "L1"' in str(v.type) or '"L1"' in str(v.type), o
+
+
+def test_too_small_l2_names_the_op(tmp_path: Path) -> None:
+    d = ROOT / "examples" / "mlp_small"
+    r = run_cli("lower", d, "-o", tmp_path / "out", "--home", "L3", "--l2", "64")
+    assert r.code == 2
+    assert r.err.count("\n") == 1 and "Traceback" not in r.err
+    assert "the L2 budget of 64 bytes is too small" in r.err
+    assert not (tmp_path / "out").exists()
