@@ -823,7 +823,33 @@ case(
     "(choose from 'single', 'double', 'double-l3')",
     save(mlp()),
 )
+case(
+    "home_unknown",
+    [*LOWER, "--home", "L4"],
+    "deeploy-mlir lower: error: argument --home: invalid choice: 'L4' (choose from 'L2', 'L3')",
+    save(mlp()),
+)
 for name, pipe, err in [
+    (
+        "memory_home_home",
+        "training-bufferize,memory-home{home=L1}",
+        "memory-home: home must be L2 or L3, got 'L1'",
+    ),
+    (
+        "memory_home_stage",
+        "training-bufferize,memory-home{stage=halves}",
+        "memory-home: stage must be whole or tiled, got 'halves'",
+    ),
+    (
+        "tile_select_l3_buffers",
+        "training-bufferize,tile-select{l3_buffers=0}",
+        "tile-select: l1 must be positive and buffers and l3_buffers at least 1",
+    ),
+    (
+        "tile_select_l2_negative",
+        "training-bufferize,tile-select{l2=-1}",
+        "tile-select: l2 must not be negative, got -1",
+    ),
     (
         "multibuffer_levels",
         "training-bufferize,arena-plan,tile-select,tiling-materialize,dma-multibuffer{levels=l2}",
