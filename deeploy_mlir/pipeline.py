@@ -59,8 +59,11 @@ def pipeline_for(
     else:
         solver = "z3" if tiling == "tiled" else "untiled"
         buffers = 2 if buffering == "double" and tiling == "tiled" else 1
+        # the L3 stage tiles are double-buffered by `double` and `double-l3`
+        l3_buffers = 1 if buffering == "single" else 2
         passes += [
-            f"tile-select{{l1={l1} l2={l2} solver={solver} buffers={buffers}}}",
+            f"tile-select{{l1={l1} l2={l2} solver={solver} buffers={buffers} "
+            f"l3_buffers={l3_buffers}}}",
             "tiling-materialize",
         ]
         if buffering == "double":

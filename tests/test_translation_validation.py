@@ -31,6 +31,9 @@ PIPELINES = {
     "home-l3-staged-single-pulp-open": pipeline_for(
         "tiled", 2048, target="pulp-open", buffering="single", l2=1000, home="L3"
     ),
+    "home-l3-staged-double-l3-gap9": pipeline_for(
+        "tiled", 2048, target="gap9", buffering="double-l3", l2=1000, home="L3"
+    ),
     # an L2 budget of 80% of what the model needs: the largest tensors spill to
     # L3 (the budget is filled in per example, below)
     "l2-spill-none": "spill",

@@ -245,7 +245,7 @@ _INDEX_OPS: dict[type, str] = {
     arith.RemUIOp: "%",
 }
 #: arith.cmpi predicates on indices (signed and unsigned agree: indices are >= 0)
-_CMP = {0: "==", 1: "!=", 2: "<", 3: "<=", 6: "<", 7: "<="}
+_CMP = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
 
 
 def _value_expr(op: Operation, cx: _FnCtx, globals_: dict[str, str]) -> bool:

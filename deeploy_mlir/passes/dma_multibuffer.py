@@ -18,13 +18,21 @@ It refuses, leaving the loop single-buffered with a `dma.remark` saying why:
 * a pattern in which any tensor is a scalar (one element): all of its
   copies stay single-buffered (mixed coefficients would leave a kernel with
   no DMA at all).
-`levels=l3-only` leaves the L2 <-> L1 tile loops single-buffered (the L3 hop is
-overlapped by memory-home{prefetch=true}, which issues each whole-tensor L3
-fetch one op early).
+The L3 hop: each stage loop of tiling-materialize (`tiling.stage_loop`:
+L3 -> L2 fetches of stage tiles, the L1 tile loops, L2 -> L3 write-backs)
+gets rings of `count` stage tiles the same way -- stage tile i+1 is fetched
+while tile i's L1 tiles run, tile i is written back without waiting, and a
+slot's previous write-back is waited for only once there is one. It refuses
+an op whose L3 tile is fetched and written back in place, a scalar stage
+tile, and a stage loop for which tile-select kept a single stage buffer
+(`tiling.stage_buffers`). `levels=l3-only` multi-buffers the stage loops only
+and leaves the L2 <-> L1 tile loops single-buffered (whole-tensor staging of
+memory-home{stage=whole} is overlapped by its `prefetch` instead).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.builder import Builder, InsertPoint
@@ -38,7 +46,8 @@ from xdsl.rewriter import Rewriter
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
-from deeploy_mlir.passes.tiling_materialize import TILE_LOOP
+from deeploy_mlir.passes.tile_select import STAGE_BUFFERS
+from deeploy_mlir.passes.tiling_materialize import STAGE_LOOP, TILE_LOOP
 
 REMARK = "dma.remark"
 
@@ -145,6 +154,15 @@ class DmaMultibuffer(ModulePass):
                 loop.attributes[REMARK] = StringAttr(f"dma-multibuffer: {why}")
                 continue
             self._rewrite(loop)
+        # the L3 -> L2 hop: stage loops (their L1 loops inside are done above)
+        for loop in [
+            o for o in op.walk() if isinstance(o, scf.ForOp) and STAGE_LOOP in o.attributes
+        ]:
+            why = stage_refusal(loop)
+            if why is not None:
+                loop.attributes[REMARK] = StringAttr(f"dma-multibuffer: {why}")
+                continue
+            rewrite_stage_loop(loop, self.count)
 
     def _rewrite(self, loop: scf.ForOp) -> None:
         n = self.count
@@ -251,3 +269,179 @@ class DmaMultibuffer(ModulePass):
             alloc = t.owner
             assert isinstance(alloc, Operation)
             Rewriter.erase_op(alloc)
+
+
+_INDEX_TYPES = (arith.ConstantOp, arith.DivUIOp, arith.RemUIOp, arith.MuliOp, arith.AddiOp)
+
+
+def _stage_buffers(loop: scf.ForOp) -> set[SSAValue]:
+    """The L2 stage tiles of a stage loop: the buffers its L3 copies fill or drain."""
+    out: set[SSAValue] = set()
+    for o in loop.body.block.ops:
+        if isinstance(o, dma.CopyOp) and "L3" in o.hop:
+            out.add(o.dst if o.src_level == "L3" else o.src)
+    return out
+
+
+def stage_refusal(loop: scf.ForOp) -> str | None:
+    """Why the stage loop's L3 hop must stay single-buffered (None: it may be
+    multi-buffered)."""
+    if STAGE_BUFFERS in loop.attributes:
+        return (
+            "the L3 hop keeps single buffering: two stage tiles of this op do not fit "
+            "the L2 the plan leaves free (tile-select kept one)"
+        )
+    body = loop.body.block.ops
+    fetched = {o.dst for o in body if isinstance(o, dma.CopyOp) and o.src_level == "L3"}
+    stored = {o.src for o in body if isinstance(o, dma.CopyOp) and o.dst_level == "L3"}
+    both = fetched & stored
+    if both:
+        v = next(iter(both))
+        name = f"%{v.name_hint}" if v.name_hint else "a stage tile"
+        return (
+            f"the L3 hop keeps single buffering: {name} is fetched and written back in place "
+            "(the next tile's fetch would overwrite what is written back)"
+        )
+    for v in fetched | stored:
+        if math.prod(T.shape_of(v.type)) == 1:
+            name = f"%{v.name_hint}" if v.name_hint else "a stage tile"
+            return f"the L3 hop keeps single buffering: {name} is a scalar"
+    return None
+
+
+def _trip_count(loop: scf.ForOp) -> int | None:
+    ub = loop.ub.owner
+    lb = loop.lb.owner
+    if (
+        isinstance(ub, arith.ConstantOp)
+        and isinstance(lb, arith.ConstantOp)
+        and isinstance(ub.value, IntegerAttr)
+        and isinstance(lb.value, IntegerAttr)
+    ):
+        return ub.value.value.data - lb.value.value.data
+    return None
+
+
+def rewrite_stage_loop(loop: scf.ForOp, n: int) -> None:
+    """Multi-buffer the L3 hop of a stage loop: each stage tile a ring of `n`
+    slots; stage tile i+1 fetched while tile i's L1 loops run; tile i written
+    back without waiting (its slot's previous write-back waited for before the
+    slot is written again, only once a previous write-back exists)."""
+    body = loop.body.block
+    iv = body.args[0]
+    stages = _stage_buffers(loop)
+    # the L3 hop only (the L1 copies of a one-tile variant also sit in the body)
+    ins = [o for o in body.ops if isinstance(o, dma.CopyOp) and o.src_level == "L3"]
+    outs = [o for o in body.ops if isinstance(o, dma.CopyOp) and o.dst_level == "L3"]
+    l3_tokens = {c.token for c in ins + outs}
+    waits = [o for o in body.ops if isinstance(o, dma.WaitOp) and o.token in l3_tokens]
+    # constants are pure: hoist them to the top of the body so that the
+    # index arithmetic there (the tile's offsets) is all a fetch needs
+    consts = [o for o in body.ops if isinstance(o, arith.ConstantOp)]
+    _hoist(body, consts)
+    index_ops: list[Operation] = []
+    for o in body.ops:
+        if not isinstance(o, _INDEX_TYPES):
+            break
+        index_ops.append(o)
+    first_other = body.ops.first if not index_ops else index_ops[-1].next_op
+    assert first_other is not None
+    trip = _trip_count(loop)
+    assert trip is not None, "stage loops have static bounds"
+    outer = Builder(InsertPoint.before(loop))
+    rings = {t: _ring(t, n) for t in stages}
+    reqs_in = [outer.insert(dma.RequestOp(n)).token for _ in ins]
+    reqs_out = [outer.insert(dma.RequestOp(n)).token for _ in outs]
+    for r, c in zip(reqs_in + reqs_out, ins + outs, strict=True):
+        r.name_hint = c.token.name_hint
+    zero = _index(outer, 0)
+
+    def fetch(b: Builder, at: SSAValue, slot: SSAValue) -> None:
+        mapping: dict[SSAValue, SSAValue] = {iv: at}
+        for o in index_ops:
+            c = o.clone(value_mapper=mapping)
+            mapping.update(zip(o.results, c.results, strict=True))
+            b.insert(c)
+        for c, r in zip(ins, reqs_in, strict=True):
+            view = b.insert(dma.SlotOp(rings[c.dst], slot)).result
+            b.insert(
+                dma.CopyOp(
+                    c.src,
+                    [mapping.get(v, v) for v in c.src_offsets],
+                    view,
+                    [mapping.get(v, v) for v in c.dst_offsets],
+                    c.box,
+                    c.perm_list,
+                    c.engine,
+                    on=r,
+                    slot=slot,
+                )
+            )
+
+    fetch(outer, zero, zero)
+    b = Builder(InsertPoint.before(first_other))
+    slot = b.insert(arith.RemUIOp(iv, _index(b, n))).result
+    views = {t: b.insert(dma.SlotOp(rings[t], slot)).result for t in stages}
+    for r in reqs_in:
+        b.insert(dma.WaitOp(r, slot))
+    nxt = b.insert(arith.AddiOp(iv, _index(b, 1))).result
+    more = b.insert(arith.CmpiOp(nxt, loop.ub, "ult")).result
+    then = Block([scf.YieldOp()])
+    b.insert(scf.IfOp(more, [], Region(then), None))
+    tb = Builder(InsertPoint.before(then.last_op))  # type: ignore[arg-type]
+    fetch(tb, nxt, tb.insert(arith.RemUIOp(nxt, _index(tb, n))).result)
+    _stage_stores(loop, b, outs, reqs_out, views, slot, n, trip)
+    for w in waits:
+        Rewriter.erase_op(w)
+    for c in ins + outs:
+        Rewriter.erase_op(c, safe_erase=False)
+    # every other use of a stage tile (the L1 copies inside) reads its slot
+    for t in stages:
+        t.replace_uses_with_if(views[t], lambda u: loop.is_ancestor(u.operation))
+    for t in stages:
+        alloc = t.owner
+        assert isinstance(alloc, Operation)
+        Rewriter.erase_op(alloc)
+
+
+def _stage_stores(
+    loop: scf.ForOp,
+    b: Builder,
+    outs: list[dma.CopyOp],
+    reqs_out: list[SSAValue],
+    views: dict[SSAValue, SSAValue],
+    slot: SSAValue,
+    n: int,
+    trip: int,
+) -> None:
+    """The write-backs of a multi-buffered stage loop: before the slot is
+    written again, wait for its previous write-back (only from iteration n on:
+    before, nothing is in flight on it); each store async on its slot; after
+    the loop, a wait on every slot that was used."""
+    if not reqs_out:
+        return
+    used = b.insert(arith.CmpiOp(loop.body.block.args[0], _index(b, n), "uge")).result
+    then = Block([scf.YieldOp()])
+    b.insert(scf.IfOp(used, [], Region(then), None))
+    tb = Builder(InsertPoint.before(then.last_op))  # type: ignore[arg-type]
+    for r in reqs_out:
+        tb.insert(dma.WaitOp(r, slot))
+    for c, r in zip(outs, reqs_out, strict=True):
+        Rewriter.insert_op(
+            dma.CopyOp(
+                views[c.src],
+                list(c.src_offsets),
+                c.dst,
+                list(c.dst_offsets),
+                c.box,
+                c.perm_list,
+                c.engine,
+                on=r,
+                slot=slot,
+            ),
+            InsertPoint.before(c),
+        )
+    after = Builder(InsertPoint.after(loop))
+    for r in reqs_out:
+        for k in range(min(n, trip)):
+            after.insert(dma.WaitOp(r, _index(after, k)))

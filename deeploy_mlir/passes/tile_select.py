@@ -41,6 +41,10 @@ from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.tiling import TiledOp
 from deeploy_mlir.errors import DeeployError
 
+#: on a tiling.tiled (and its stage loops): fewer stage buffers than asked
+#: for fit the free L2, so its L3 hop stays single-buffered
+STAGE_BUFFERS = "tiling.stage_buffers"
+
 
 @dataclass(frozen=True)
 class Operand:
@@ -281,15 +285,16 @@ class TileSelect(ModulePass):
                     raise DeeployError(
                         f"{where} ({o.name}) has no iteration space and cannot be tiled"
                     )
-                outer = self._select_outer(o, model, where, stage_budget)
+                outer, stage_buffers = self._select_outer(o, model, where, stage_budget)
                 tiles, proven = self._select(o, model, where, outer)
                 early += int(not proven)
                 anchor = o.next_op
                 assert anchor is not None  # the terminator follows every op
                 o.detach()
-                Rewriter.insert_op(
-                    TiledOp(o, tiles, self.buffers, "L1", outer), InsertPoint.before(anchor)
-                )
+                tiled = TiledOp(o, tiles, self.buffers, "L1", outer)
+                if stage_buffers < self.l3_buffers:
+                    tiled.attributes[STAGE_BUFFERS] = IntegerAttr(stage_buffers, i64)
+                Rewriter.insert_op(tiled, InsertPoint.before(anchor))
         op.attributes["tiling.solver_ms"] = IntegerAttr(
             round((time.perf_counter() - t_start) * 1000), i64
         )
@@ -297,30 +302,36 @@ class TileSelect(ModulePass):
 
     def _select_outer(
         self, o: T.TrainingComputeOp, model: CostModel, where: str, stage_budget: int | None
-    ) -> list[int] | None:
-        """Tiles of the L3 -> L2 hop: None when no operand is in L3; the whole
-        dims when the whole tensors fit the L2 left free (or L2 is unbudgeted)."""
+    ) -> tuple[list[int] | None, int]:
+        """Tiles of the L3 -> L2 hop and the stage buffers per tile: None when
+        no operand is in L3; the whole dims when the whole tensors fit the L2
+        left free (or L2 is unbudgeted). When `l3_buffers` stage tiles of the
+        smallest size do not fit but one does, the op keeps one (its L3 hop is
+        then single-buffered, and dma-multibuffer says so)."""
         assert isinstance(o, T.IterationSpaceInterface)
         ops3 = tile_operands(o, in_l3)
         if not ops3:
-            return None
+            return None, self.l3_buffers
         dims = list(o.iteration_space().dims)
         if stage_budget is None or footprint(dims, ops3, self.l3_buffers) <= stage_budget:
-            return dims
+            return dims, self.l3_buffers
         whole = whole_dims(o)
         smallest = [size if d in whole else 1 for d, size in enumerate(dims)]
-        need = footprint(smallest, ops3, self.l3_buffers)
+        buffers = self.l3_buffers
+        if footprint(smallest, ops3, buffers) > stage_budget:
+            buffers = 1
+        need = footprint(smallest, ops3, buffers)
         if need > stage_budget:
             raise DeeployError(
                 f"{where} ({o.name}) needs at least {need} bytes of L2 to stage its L3 "
-                f"operands (smallest tiles, {self.l3_buffers} buffer(s)); the L2 budget "
+                f"operands (smallest tiles, {buffers} buffer(s)); the L2 budget "
                 f"leaves {stage_budget} bytes free"
             )
-        budget = stage_budget // self.l3_buffers
+        budget = stage_budget // buffers
         key = ("L3", tuple(dims), frozenset(whole), tuple(ops3), budget, model)
         if key not in self._cache:
             self._cache[key] = solve_z3(dims, whole, ops3, budget, model, self.timeout_ms)
-        return list(self._cache[key][0])
+        return list(self._cache[key][0]), buffers
 
     def _select(
         self,

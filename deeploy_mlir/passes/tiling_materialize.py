@@ -45,7 +45,7 @@ from xdsl.rewriter import Rewriter
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.tiling import TiledOp
-from deeploy_mlir.passes.tile_select import in_l3, map_dims
+from deeploy_mlir.passes.tile_select import STAGE_BUFFERS, in_l3, map_dims
 
 #: marks the loop over the tiles of one op (what dma-multibuffer works on)
 TILE_LOOP = "tiling.tile_loop"
@@ -220,6 +220,9 @@ class TilingMaterialize(ModulePass):
                 *[parts(p.size, min(t, p.size)) for p, t in zip(ovar, tiles, strict=True)]
             )
             lb, base = _tile_loop(b, ovar, STAGE_LOOP)
+            loop = lb.insertion_point.block.parent_op()
+            if isinstance(loop, scf.ForOp) and STAGE_BUFFERS in tiled.attributes:
+                loop.attributes[STAGE_BUFFERS] = tiled.attributes[STAGE_BUFFERS]
             consts: dict[int, SSAValue] = {}
 
             def const(v: int, lb: Builder = lb, consts: dict[int, SSAValue] = consts) -> SSAValue:

@@ -1,6 +1,8 @@
 // RUN: deeploy-opt %s -p 'tile-select{l1=16 l2=56}' | filecheck %s
 // RUN: deeploy-opt %s -p 'tile-select{l1=16 l2=200}' | filecheck %s --check-prefix=ROOMY
 // RUN: deeploy-opt %s -p 'tile-select{l1=16 l2=44}' | filecheck %s --check-prefix=TIGHT
+// RUN: deeploy-opt %s -p 'tile-select{l1=16 l2=72 l3_buffers=2}' | filecheck %s --check-prefix=TWO
+// RUN: deeploy-opt %s -p 'tile-select{l1=16 l2=46 l3_buffers=2}' | filecheck %s --check-prefix=KEPT
 // RUN: not deeploy-opt %s -p 'tile-select{l1=16 l2=42}' 2>&1 | filecheck %s --check-prefix=ERR
 
 // tile-select with an L2 budget (deeploy_mlir/passes/tile_select.py): an op
@@ -25,6 +27,15 @@ func.func @staged(%x: memref<10xf32, "L3">, %y: memref<10xf32, "L2">) {
 
 // 44 - 40 = 4 B free: one float per stage tile, and so one per L1 tile.
 // TIGHT:      tiling.tiled tiles [1] attributes {outer = array<i64: 1>} {
+
+// Two stage buffers (l3_buffers=2, the L3 hop double-buffered): 72 - 40 = 32
+// B free hold two stage tiles of 4 floats.
+// TWO:        tiling.tiled tiles [2] attributes {outer = array<i64: 4>} {
+
+// 46 - 40 = 6 B free: two stage tiles of one float (8 B) do not fit, one does;
+// the op keeps one stage buffer and says so (dma-multibuffer then leaves its
+// L3 hop single-buffered).
+// KEPT:       tiling.tiled tiles [1] attributes {tiling.stage_buffers = 1 : i64, outer = array<i64: 1>} {
 
 // 2 B free cannot stage even one float of %x.
 // ERR: deeploy-opt: error: @staged: the op writing %y (training.relu) needs at least 4 bytes of L2 to stage its L3 operands (smallest tiles, 1 buffer(s)); the L2 budget leaves 2 bytes free
