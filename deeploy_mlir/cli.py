@@ -355,7 +355,9 @@ def build_and_run(project_dir: Path, on: str = "host") -> str:
         ["make", "-s", "-C", str(project_dir), build], capture_output=True, text=True
     )
     if r.returncode != 0:
-        raise RuntimeError(f"building the generated C failed:\n{r.stdout}{r.stderr}")
+        lines = (r.stdout + r.stderr).splitlines()
+        first = next((ln.strip() for ln in lines if "error" in ln), lines[-1] if lines else "")
+        raise RuntimeError(f"building the generated C failed: {first}\n{r.stdout}{r.stderr}")
     if on == "host":
         cmd = [str(project_dir / "build" / "host" / "network")]
     else:
@@ -364,7 +366,11 @@ def build_and_run(project_dir: Path, on: str = "host") -> str:
         cmd = qemu_command(project_dir / "build" / "rv32" / "network.elf")
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if r.returncode != 0:
-        raise RuntimeError(f"the generated program failed ({r.returncode}):\n{r.stdout}{r.stderr}")
+        lines = (r.stdout + r.stderr).splitlines()
+        last = lines[-1].strip() if lines else ""
+        raise RuntimeError(
+            f"the generated program failed ({r.returncode}): {last}\n{r.stdout}{r.stderr}"
+        )
     # QEMU's semihosting console writes the program's printf to stderr; the
     # host emulation writes its DMA counters there at exit
     return r.stdout + r.stderr
