@@ -578,6 +578,10 @@ class SlotOp(IRDLOperation):
     def verify_(self) -> None:
         rt, st = self.ring.type, self.result.type
         assert isinstance(rt, MemRefType) and isinstance(st, MemRefType)
+        if not rt.get_shape():
+            raise VerifyException(
+                f"the ring {rt} has no slot dim: a ring has one more (leading) dim than its slots"
+            )
         if list(rt.get_shape())[1:] != list(st.get_shape()):
             raise VerifyException(
                 f"a slot of {rt} has shape {list(rt.get_shape())[1:]}, got {list(st.get_shape())}"

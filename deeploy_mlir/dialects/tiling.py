@@ -73,6 +73,21 @@ class TiledOp(IRDLOperation):
         """The L3 -> L2 tile sizes, or None when no operand lives in L3."""
         return None if self.outer is None else [int(x) for x in self.outer.get_values()]
 
+    def _verify_outer(self, space: T.IterationSpace, tiles: list[int]) -> None:
+        outer = self.outer_sizes()
+        if outer is None:
+            return
+        if len(outer) != len(space.dims):
+            raise VerifyException(
+                f"expects {len(space.dims)} outer (L3 -> L2) tile sizes, got {len(outer)}"
+            )
+        for d, (t, o, n) in enumerate(zip(tiles, outer, space.dims, strict=True)):
+            if not t <= o <= n:
+                raise VerifyException(
+                    f"outer tile size {o} of dim {d} must lie in [{t}, {n}] (at least the "
+                    "L1 tile, at most the dim; whole dims have whole L1 tiles)"
+                )
+
     def verify_(self) -> None:
         ops = list(self.body.block.ops)
         if len(ops) != 1 or not isinstance(ops[0], T.TrainingComputeOp):
@@ -94,20 +109,12 @@ class TiledOp(IRDLOperation):
                 raise VerifyException(f"tile size {t} of dim {d} is outside [1, {n}]")
             if d in space.whole and t != n:
                 raise VerifyException(f"dim {d} of {op.name} must stay whole ({n}), got {t}")
-        outer = self.outer_sizes()
-        if outer is not None:
-            if len(outer) != len(space.dims):
+            if d in space.reduction and t != n:
                 raise VerifyException(
-                    f"expects {len(space.dims)} outer (L3 -> L2) tile sizes, got {len(outer)}"
+                    f"dim {d} of {op.name} is a reduction dim and must stay whole ({n}), got {t} "
+                    "(its kernel sums the whole dim in one tile)"
                 )
-            for d, (t, o, n) in enumerate(zip(tiles, outer, space.dims, strict=True)):
-                if not t <= o <= n:
-                    raise VerifyException(
-                        f"outer tile size {o} of dim {d} must lie in [{t}, {n}] (at least the "
-                        "L1 tile, at most the dim)"
-                    )
-                if d in space.whole and o != n:
-                    raise VerifyException(f"dim {d} of {op.name} must stay whole ({n}), got {o}")
+        self._verify_outer(space, tiles)
         if self.buffers.value.data < 1:
             raise VerifyException(f"buffers must be at least 1, got {self.buffers.value.data}")
         if self.level.data not in ("L1", "L2"):

@@ -169,7 +169,8 @@ class DmaMultibuffer(ModulePass):
         body = loop.body.block
         iv = body.args[0]
         compute = next(o for o in body.ops if isinstance(o, T.TrainingComputeOp))
-        tiles = {*compute.ins, *compute.outs}
+        # operand order, without duplicates (a set would order them by address)
+        tiles = list(dict.fromkeys([*compute.ins, *compute.outs]))
         ins = [o for o in body.ops if isinstance(o, dma.CopyOp) and o.dst in tiles]
         outs = [o for o in body.ops if isinstance(o, dma.CopyOp) and o.src in tiles]
         waits = [o for o in body.ops if isinstance(o, dma.WaitOp)]
@@ -274,13 +275,14 @@ class DmaMultibuffer(ModulePass):
 _INDEX_TYPES = (arith.ConstantOp, arith.DivUIOp, arith.RemUIOp, arith.MuliOp, arith.AddiOp)
 
 
-def _stage_buffers(loop: scf.ForOp) -> set[SSAValue]:
-    """The L2 stage tiles of a stage loop: the buffers its L3 copies fill or drain."""
-    out: set[SSAValue] = set()
+def _stage_buffers(loop: scf.ForOp) -> list[SSAValue]:
+    """The L2 stage tiles of a stage loop, in order: the buffers its L3 copies
+    fill or drain."""
+    out: dict[SSAValue, None] = {}
     for o in loop.body.block.ops:
         if isinstance(o, dma.CopyOp) and "L3" in o.hop:
-            out.add(o.dst if o.src_level == "L3" else o.src)
-    return out
+            out[o.dst if o.src_level == "L3" else o.src] = None
+    return list(out)
 
 
 def stage_refusal(loop: scf.ForOp) -> str | None:
@@ -292,17 +294,17 @@ def stage_refusal(loop: scf.ForOp) -> str | None:
             "the L2 the plan leaves free (tile-select kept one)"
         )
     body = loop.body.block.ops
-    fetched = {o.dst for o in body if isinstance(o, dma.CopyOp) and o.src_level == "L3"}
-    stored = {o.src for o in body if isinstance(o, dma.CopyOp) and o.dst_level == "L3"}
-    both = fetched & stored
+    fetched = [o.dst for o in body if isinstance(o, dma.CopyOp) and o.src_level == "L3"]
+    stored = [o.src for o in body if isinstance(o, dma.CopyOp) and o.dst_level == "L3"]
+    both = [v for v in fetched if v in stored]
     if both:
-        v = next(iter(both))
+        v = both[0]
         name = f"%{v.name_hint}" if v.name_hint else "a stage tile"
         return (
             f"the L3 hop keeps single buffering: {name} is fetched and written back in place "
             "(the next tile's fetch would overwrite what is written back)"
         )
-    for v in fetched | stored:
+    for v in fetched + stored:
         if math.prod(T.shape_of(v.type)) == 1:
             name = f"%{v.name_hint}" if v.name_hint else "a stage tile"
             return f"the L3 hop keeps single buffering: {name} is a scalar"

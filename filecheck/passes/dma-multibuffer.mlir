@@ -13,8 +13,7 @@
 // written by hand in its form.
 //
 // The slot views of one iteration (dma.slot) are matched in any order (DAG
-// checks): their order is not deterministic (the pass iterates over a Python
-// set of values; see dma-multibuffer-order.mlir, XFAIL).
+// checks); their order is the operand order (dma-multibuffer-order.mlir).
 
 // ERR-COUNT:  {{^}}deeploy-opt: error: dma-multibuffer: count must be at least 1, got 0{{$}}
 // ERR-COUNT-NOT: {{.}}

@@ -355,6 +355,19 @@ func.func @f(%ring: memref<2x4xf32, "L1">, %i: index) {
 
 // -----
 
+// a rank-0 "ring": no slot dim to index
+// CHECK:      {{^}}the ring memref<f32, "L1"> has no slot dim: a ring has one more (leading) dim than its slots{{$}}
+// CHECK-NEXT: "builtin.module"() ({
+// CHECK:      %s = "dma.slot"(%r, %i)
+// CHECK:      | Operation does not verify: the ring memref<f32, "L1"> has no slot dim: a ring has one more (leading) dim than its slots{{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @f(%r: memref<f32, "L1">, %i: index) {
+  %s = dma.slot %r[%i] : memref<f32, "L1"> -> memref<f32, "L1">
+  func.return
+}
+
+// -----
+
 // a slot in another level
 // CHECK:      {{^}}a slot has the ring's element type and memory level{{$}}
 // CHECK-NEXT: "builtin.module"() ({

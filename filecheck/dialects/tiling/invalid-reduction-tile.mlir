@@ -1,18 +1,11 @@
-// XFAIL: *
 // RUN: deeploy-opt %s --verify-diagnostics | filecheck %s
 
-// BUG (tiling dialect, TiledOp.verify_): it rejects tiles that cut a dim of
-// `space.whole`, but not a dim of `space.reduction`. tile-select keeps both
-// whole (tile_select.whole_dims = whole | reduction); a hand-written or
-// --pass-pipeline `tiling.tiled` that cuts a reduction dim verifies, and
-// tiling-materialize then computes each tile's partial sum into the output
-// tile and copies it over the whole output: the last tile's partial sum wins
-// (for this reduce_sum of 8 elements in tiles of 4: x[4] + ... + x[7]).
-// Expected: the verifier rejects it like a cut `whole` dim (any message), or
-// tiling-materialize accumulates across the tiles of a reduction dim.
-//
-// Reproduce: deeploy-opt filecheck/dialects/tiling/invalid-reduction-tile.mlir -p tiling-materialize
-// (a loop of 2 tiles, each writing the scalar output).
+// tiling.tiled must not cut a reduction dim (TiledOp.verify_): the kernels sum
+// the whole dim in one tile, so tiles of a reduction dim would each write a
+// partial sum over the whole output and the last one would win (for this
+// reduce_sum of 8 elements in tiles of 4: x[4] + ... + x[7]). tile-select
+// keeps such dims whole; a hand-written or --pass-pipeline `tiling.tiled`
+// is rejected. The message itself is checked in invalid.mlir.
 
 // CHECK: "tiling.tiled"
 // CHECK: | Operation does not verify: {{.+$}}

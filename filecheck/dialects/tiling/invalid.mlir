@@ -68,3 +68,34 @@ func.func @level(%y: memref<4xf32, "L2">) {
   func.return
 }
 // CHECK: tiles live in L1 or L2, got 'L3'
+
+// -----
+
+func.func @reduction(%x: memref<8xf32, "L2">, %s: memref<f32, "L2">) {
+  tiling.tiled tiles [4] {
+    training.reduce_sum ins(%x : memref<8xf32, "L2">) outs(%s : memref<f32, "L2">) {axes = array<i64: 0>}
+  }
+  func.return
+}
+// CHECK: dim 0 of training.reduce_sum is a reduction dim and must stay whole (8), got 4 (its kernel sums the whole dim in one tile)
+
+// -----
+
+func.func @outer_count(%x: memref<8xf32, "L3">, %y: memref<8xf32, "L2">) {
+  tiling.tiled tiles [4] attributes {outer = array<i64: 4, 4>} {
+    training.relu ins(%x : memref<8xf32, "L3">) outs(%y : memref<8xf32, "L2">)
+  }
+  func.return
+}
+// CHECK: expects 1 outer (L3 -> L2) tile sizes, got 2
+
+// -----
+
+func.func @outer_below_tile(%x: memref<8xf32, "L3">, %y: memref<8xf32, "L2">) {
+  tiling.tiled tiles [4] attributes {outer = array<i64: 2>} {
+    training.relu ins(%x : memref<8xf32, "L3">) outs(%y : memref<8xf32, "L2">)
+  }
+  func.return
+}
+// CHECK: outer tile size 2 of dim 0 must lie in [4, 8] (at least the L1 tile, at most the dim; whole dims have whole L1 tiles)
+
