@@ -531,15 +531,22 @@ class CopyOp(IRDLOperation):
             why = self.legality(self.engine)
             if why is not None:
                 raise VerifyException(f"{why} (run dma-decompose)")
-            align = self.engine.align.data
-            dims = self.pattern()
-            sizes = [dims[-1].count] + [x for d in dims[:-1] for x in (d.ext, d.loc)]
-            bad = next((x for x in sizes if x % align), None)
+            bad = self.misalignment(self.engine)
             if bad is not None:
-                raise VerifyException(
-                    f"engine '{self.engine.engine.data}' needs sizes and strides aligned to "
-                    f"{align} bytes, the copy has {bad}"
-                )
+                raise VerifyException(bad)
+
+    def misalignment(self, engine: EngineAttr) -> str | None:
+        """Why `engine` cannot align this copy's sizes and strides (None: it can)."""
+        align = engine.align.data
+        dims = self.pattern()
+        sizes = [dims[-1].count] + [x for d in dims[:-1] for x in (d.ext, d.loc)]
+        bad = next((x for x in sizes if x % align), None)
+        if bad is None:
+            return None
+        return (
+            f"engine '{engine.engine.data}' needs sizes and strides aligned to {align} bytes, "
+            f"the copy has {bad}"
+        )
 
 
 @irdl_op_definition

@@ -6,7 +6,9 @@ its engine. A copy of a higher rank than the engine takes (or of more bytes)
 becomes a loop nest of sub-copies: the box dims outermost on the loc side are
 peeled, one `scf.for` each, until the remaining box is one legal transfer.
 The sub-copies are issued on one request, created where the copy was (its
-token); the copy's waits stay where they are and wait for all of them.
+token), or on the copy's ring slot when it had one; the copy's waits stay
+where they are and wait for all of them (on that slot). A copy whose sizes or
+strides the engine cannot align is an error naming the tensor.
 
 Where the engine's sub-copies share one request that holds a single transfer
 (`shared_request`, the GAP9 L3 RAM request) each sub-copy is waited before
@@ -94,6 +96,18 @@ class DmaDecompose(ModulePass):
             k = order[len(peeled)]
             peeled.append(k)
             sub[k] = 1
+        probe = dma.CopyOp(
+            copy.src, list(copy.src_offsets), copy.dst, list(copy.dst_offsets), sub, copy.perm_list
+        )
+        bad = probe.misalignment(engine)
+        probe.erase(safe_erase=False)
+        if bad is not None:
+            big = copy.src if copy.is_in else copy.dst  # the tensor on the ext side
+            name = f"%{big.name_hint}" if big.name_hint else f"a {big.type} tensor"
+            raise DeeployError(
+                f"dma-decompose: the {copy.src_level} -> {copy.dst_level} copy of {name} cannot "
+                f"move on engine '{engine.engine.data}': {bad}"
+            )
         if not peeled:
             copy.properties["engine"] = engine
             return
@@ -120,5 +134,10 @@ class DmaDecompose(ModulePass):
         )
         if engine.shared and self.wait_each:
             b.insert(dma.WaitOp(sub_copy.token))
+        # the copy's waits wait for its sub-copies: on its request, and on
+        # the same slot when it was issued on a ring slot
+        for use in list(copy.token.uses):
+            if slot is not None and isinstance(use.operation, dma.WaitOp):
+                Rewriter.replace_op(use.operation, dma.WaitOp(req, slot))
         copy.token.replace_all_uses_with(req)
         Rewriter.erase_op(copy)

@@ -1,24 +1,10 @@
-// XFAIL: *
 // RUN: deeploy-opt %s -p 'dma-decompose{engine=pulp-open}' | filecheck %s
 // RUN: deeploy-opt %s -p 'dma-decompose{engine=gap9}' | filecheck %s
 
-// BUG (dma-decompose): a decomposed copy issued on a slot of a request ring
-// (`on %r[%s]`) stands for that slot (dma.py: "with on %r[%s] it is issued on
-// slot %s of the request ring %r (and returns that request)"; the C emitter's
-// _FnCtx.request resolves such a token to dm_req_r[s]). DmaDecompose._decompose
-// ends with `copy.token.replace_all_uses_with(req)`, where req is the bare ring
-// %r: a `dma.wait %t` of the copy's token becomes `dma.wait %r`, which is
-// slot 0 ("slot 0 when used without an index"), not slot %s -- it waits on the
-// wrong request and returns before the sub-copies on slot %s have landed.
-// Expected: the waits of the token wait on %r[%s] (or keep waiting on a token
-// of the same slot).
-//
-// Not hit by the default pipeline today (dma-multibuffer waits on %r[%slot],
-// never on a copy's token), but any waited slotted copy that needs
-// decomposition is.
-//
-// Reproduce: deeploy-opt filecheck/passes/dma-decompose-ring-slot-wait.mlir -p 'dma-decompose{engine=pulp-open}'
-// prints `dma.wait %r` after the loops.
+// dma-decompose of a copy issued on a slot of a request ring (`on %r[%s]`):
+// its sub-copies go on that slot, and a `dma.wait %t` of the copy's token
+// becomes a wait of the same slot, `dma.wait %r[%s]` -- not `dma.wait %r`,
+// which is slot 0 and would return before the sub-copies on slot %s landed.
 
 func.func @slotted(%a: memref<2x3x4xf32, "L3">, %ring: memref<2x4x3x2xf32, "L2">, %s: index, %z: index) {
   %r = dma.request count 2
