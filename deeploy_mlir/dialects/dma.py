@@ -180,8 +180,10 @@ class EngineAttr(ParametrizedAttribute):
 #: byte-granular; one command struct may be reused while in flight (transfers
 #: complete in order)
 MCHAN = EngineAttr("mchan", "L2", "L1", 2, 65536, 1, False)
-#: PULPOpen's L3 RAM copies (pi_cl_ram_copy/_2d): one request per sub-copy
-PULP_OPEN_RAM = EngineAttr("pulp-open-ram", "L3", "L2", 2, 1 << 20, 4, False)
+#: PULPOpen's L3 RAM copies (pi_cl_ram_copy/_2d): a pi_cl_ram_req_t holds one
+#: transfer, so the sub-copies of one transfer on one request are waited for
+#: one by one, as on GAP9
+PULP_OPEN_RAM = EngineAttr("pulp-open-ram", "L3", "L2", 2, 1 << 20, 4, True)
 #: GAP9's L3 RAM copies: the sub-copies of one transfer share one request
 GAP9_RAM = EngineAttr("gap9-ram", "L3", "L2", 2, 1 << 20, 4, True)
 

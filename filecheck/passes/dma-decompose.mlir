@@ -72,19 +72,18 @@ func.func @transpose(%a: memref<2x3x4xf32, "L3">, %b: memref<4x3x2xf32, "L2">,
 // GAP9-NEXT:    dma.wait %[[R]]
 // GAP9-NEXT:    func.return
 
-// PULPOpen: the same 12 on the one request, no wait inside the loops, the one
-// wait after them -- what the pass's docstring says. (The runtime disagrees:
-// an L3 RAM request holds one transfer; see dma-decompose-request-reuse.mlir,
-// XFAIL. These checks describe today's behaviour.)
+// PULPOpen: a pi_cl_ram_req_t holds one transfer too (pulp-sdk), so its
+// engine is also shared_request: the same 12 sub-copies, each waited for
+// before the next (dma-decompose-request-reuse.mlir).
 // PULP-LABEL: func.func @transpose
 // PULP-NEXT:    %[[R:.*]] = dma.request count 1
 // PULP:         %[[UB:.*]] = arith.constant 4 : index
 // PULP:         scf.for %[[K:.*]] = %{{.*}} to %[[UB]] step %{{.*}} {
 // PULP:           %[[UB2:.*]] = arith.constant 3 : index
 // PULP:           scf.for %[[J:.*]] = %{{.*}} to %[[UB2]] step %{{.*}} {
-// PULP:             dma.copy %a[%s0, %{{.*}}, %{{.*}}] -> %b[%{{.*}}, %{{.*}}, %d2] sizes [2, 1, 1] perm [2, 1, 0] engine #dma.engine<"pulp-open-ram", L3 -> L2, rank = 2, max_bytes = 1048576, align = 4, shared_request = false> on %[[R]] : memref<2x3x4xf32, "L3">, memref<4x3x2xf32, "L2">
-// PULP-NOT:         dma.wait
-// PULP:           }
+// PULP:             %[[S:.*]] = dma.copy %a[%s0, %{{.*}}, %{{.*}}] -> %b[%{{.*}}, %{{.*}}, %d2] sizes [2, 1, 1] perm [2, 1, 0] engine #dma.engine<"pulp-open-ram", L3 -> L2, rank = 2, max_bytes = 1048576, align = 4, shared_request = true> on %[[R]] : memref<2x3x4xf32, "L3">, memref<4x3x2xf32, "L2">
+// PULP-NEXT:        dma.wait %[[S]]
+// PULP-NEXT:      }
 // PULP-NEXT:    }
 // PULP-NEXT:    dma.wait %[[R]]
 // PULP-NEXT:    func.return
@@ -214,7 +213,7 @@ func.func @legal(%a: memref<8x6xf32, "L2">, %b: memref<4x3xf32, "L1">, %l3: memr
 
 // PULP-LABEL: func.func @legal
 // PULP-NEXT:    %t = dma.copy %a[%i, %z] -> %b[%z, %z] sizes [4, 3] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 65536, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x3xf32, "L1">
-// PULP-NEXT:    %u = dma.copy %l3[%i, %z] -> %c[%z, %z] sizes [4, 3] engine #dma.engine<"pulp-open-ram", L3 -> L2, rank = 2, max_bytes = 1048576, align = 4, shared_request = false> : memref<8x6xf32, "L3">, memref<4x3xf32, "L2">
+// PULP-NEXT:    %u = dma.copy %l3[%i, %z] -> %c[%z, %z] sizes [4, 3] engine #dma.engine<"pulp-open-ram", L3 -> L2, rank = 2, max_bytes = 1048576, align = 4, shared_request = true> : memref<8x6xf32, "L3">, memref<4x3xf32, "L2">
 // PULP-NEXT:    %v = dma.copy %w[%z, %z] -> %a[%z, %z] sizes [8, 6] engine #dma.engine<"mchan", {{.*}}> : memref<8x6xf32, "L1">, memref<8x6xf32, "L2">
 // PULP-NEXT:    dma.wait %t
 // PULP-NEXT:    dma.wait %u
@@ -286,7 +285,8 @@ func.func @ring(%a: memref<2x3x4xf32, "L3">, %ring: memref<2x4x3x2xf32, "L2">, %
 
 // PULP-LABEL: func.func @ring
 // PULP-NOT:     dma.request count 1
-// PULP:             dma.copy {{.*}} sizes [2, 1, 1] perm [2, 1, 0] engine #dma.engine<"pulp-open-ram", {{.*}}> on %r[%s] :
+// PULP:             %[[S:.*]] = dma.copy {{.*}} sizes [2, 1, 1] perm [2, 1, 0] engine #dma.engine<"pulp-open-ram", {{.*}}> on %r[%s] :
+// PULP-NEXT:        dma.wait %[[S]]
 // PULP-NEXT:      }
 // PULP-NEXT:    }
 // PULP-NEXT:    dma.wait %r[%s]
