@@ -5,11 +5,15 @@ The kernels and runtime_c/host/pmsis_host.c are built into a shared library
 and each kernel is run by a team fork called through ctypes. The numpy
 references are written here, independently of deeploy_mlir.
 
-Where the kernel's summation order is specified (gemm: k = 0..K-1; reduce_sum
-and the loss reduction: increasing flat index) the test also rebuilds that
-order in float32 and asks for identical bits: the kernels are built with
--std=c11, so gcc does not contract a*b+c into an FMA. Elsewhere (exp, log)
-the tolerance is a few float32 ulps."""
+Where the kernel's summation order is specified (gemm: k = 0..K-1 with one
+fused multiply-add per term; reduce_sum and the loss reduction: increasing
+flat index) the test also rebuilds that order in float32 and asks for
+identical bits: the kernels are built with -std=c11, so gcc contracts no
+a*b+c by itself, and gemm's explicit fmaf is rebuilt here by fma32 (exact
+product and sum in float64 rounded to odd, then to float32), itself checked
+against exact rational arithmetic. Gemm is also held within the rounding
+error bound (K + 2) * 2**-24 * (|alpha| sum|a*b| + |beta c|) of the float64
+product. Elsewhere (exp, log) the tolerance is a few float32 ulps."""
 
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ import math
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -146,8 +152,37 @@ class CopyArgs(ctypes.Structure):
     _fields_ = [("src", PTR), ("dst", PTR), ("bytes", U32)]
 
 
+_CONV_GEOM = [
+    (name, U32)
+    for name in (
+        "batch in_ch in_h in_w out_ch k_h k_w out_h out_w groups "
+        "stride_h stride_w dil_h dil_w pad_top pad_left"
+    ).split()
+]
+
+
+class ConvArgs(ctypes.Structure):
+    c_name = "dm_conv2d_args_t"
+    _fields_ = [("X", PTR), ("W", PTR), ("B", PTR), ("Y", PTR), *_CONV_GEOM]
+
+
+class ConvGradArgs(ctypes.Structure):
+    c_name = "dm_conv2d_grad_args_t"
+    _fields_ = [
+        ("dY", PTR),
+        ("X", PTR),
+        ("W", PTR),
+        ("dX", PTR),
+        ("dW", PTR),
+        ("dB", PTR),
+        *_CONV_GEOM,
+    ]
+
+
 STRUCTS = [
     GemmArgs,
+    ConvArgs,
+    ConvGradArgs,
     BinaryArgs,
     UnaryArgs,
     ReluGradArgs,
@@ -305,6 +340,7 @@ ALLOWED_KERNEL_CALLS = {
     "memset",
     "expf",
     "logf",
+    "fmaf",  # gemm's fused multiply-add: a libm call on the host, fmadd.s on RV32F
     "__stack_chk_fail",
     "_GLOBAL_OFFSET_TABLE_",
 }
@@ -426,13 +462,58 @@ def test_fork_rejects_more_cores_than_the_cluster_has(rt: Runtime) -> None:
 # ---------------------------------------------------------------- gemm
 
 
+def fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """fmaf elementwise (broadcasting): a * b + c rounded once to float32.
+
+    The float64 product of two float32 is exact; the float64 sum is made
+    round-to-odd from its exact error (TwoSum), and round-to-odd at 53 bits
+    followed by round-to-nearest at 24 bits is the correctly rounded result."""
+    p = a.astype(np.float64) * b.astype(np.float64)
+    c64 = c.astype(np.float64)
+    s = p + c64
+    bb = s - c64
+    err = (c64 - (s - bb)) + (p - bb)
+    even = (s.view(np.int64) & 1) == 0
+    odd = np.nextafter(s, np.where(err > 0, np.inf, -np.inf))
+    return np.where((err != 0) & even, odd, s).astype(np.float32)
+
+
 def gemm_in_order(ap, bp, c2, alpha, beta):
-    """Y as the kernel computes it: float32, k = 0..K-1 in order."""
+    """Y as the kernel computes it: float32, acc = fmaf(a, b, acc) for
+    k = 0..K-1 in order from 0, then alpha * acc (+ beta * C), unfused."""
     acc = np.zeros((ap.shape[0], bp.shape[1]), np.float32)
     for k in range(ap.shape[1]):
-        acc = acc + ap[:, k : k + 1] * bp[k : k + 1, :]
+        acc = fma32(ap[:, k : k + 1], bp[k : k + 1, :], acc)
     y = np.float32(alpha) * acc
     return y if c2 is None else y + np.float32(beta) * c2
+
+
+def _round_f32(x: Fraction) -> np.float32:
+    """x rounded to the nearest float32, ties to even (finite x in range)."""
+    f = np.float32(float(x))
+    cands = [np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf))]
+    best = min(abs(Fraction(float(c)) - x) for c in cands)
+    near = [c for c in cands if abs(Fraction(float(c)) - x) == best]
+    return min(near, key=lambda c: int(np.array(c).view(np.int32)) & 1)
+
+
+def test_fma32_is_correctly_rounded() -> None:
+    """fma32 against exact rational arithmetic, on random triples and on
+    triples whose exact result lies halfway between two float32 (where a
+    float64 sum rounded twice goes wrong)."""
+    a, b, c = f32(400, lo=-4, hi=4), f32(400, lo=-4, hi=4), f32(400, lo=-4, hi=4)
+    # (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 is a tie between two float32 (to even:
+    # 1 + 2^-11); plus 2^-80 it rounds up, but its float64 sum is the tie again
+    t, tiny = 1.0 + 2.0**-12, 2.0**-80
+    a = np.concatenate([a, [t, t, t, -t]]).astype(np.float32)
+    b = np.concatenate([b, [t, t, t, t]]).astype(np.float32)
+    c = np.concatenate([c, [0.0, tiny, -tiny, -tiny]]).astype(np.float32)
+    got = fma32(a, b, c)
+    for x, y, z, g in zip(a, b, c, got, strict=True):
+        want = _round_f32(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
+        assert g.view(np.int32) == want.view(np.int32), (x, y, z)
+    naive = (a.astype(np.float64) * b + c).astype(np.float32)  # double rounding
+    assert (got != naive).any(), "no case here tells fma32 from double rounding"
 
 
 def c_strides(c_shape: tuple[int, ...]) -> tuple[int, int]:
@@ -450,7 +531,7 @@ GEMM_C_SHAPES = {
 }
 
 
-def _gemm(rt, m, n, k, ta, tb, c_kind, alpha=1.0, beta=1.0):
+def _gemm(rt, m, n, k, ta, tb, c_kind, alpha=1.0, beta=1.0, team=0):
     a = f32(k, m) if ta else f32(m, k)
     b = f32(n, k) if tb else f32(k, n)
     shape_fn = GEMM_C_SHAPES[c_kind]
@@ -458,13 +539,17 @@ def _gemm(rt, m, n, k, ta, tb, c_kind, alpha=1.0, beta=1.0):
     y = np.full((m + 1, n), 7.0, np.float32)  # one guard row
     sm, sn = c_strides(c.shape) if c is not None else (0, 0)
     args = GemmArgs(ptr(a), ptr(b), ptr(c), ptr(y), m, n, k, ta, tb, alpha, beta, sm, sn)
-    rt.run("dm_gemm_fp32", args)
+    rt.run("dm_gemm_fp32", args, nb_cores=team)
     ap, bp = (a.T if ta else a), (b.T if tb else b)
     c2 = None if c is None else np.broadcast_to(c.reshape([1, 1, *c.shape][-2:]), (m, n))
-    want = alpha * (ap.astype(np.float64) @ bp.astype(np.float64))
+    a64, b64 = ap.astype(np.float64), bp.astype(np.float64)
+    want = alpha * (a64 @ b64)
+    bound = abs(alpha) * (np.abs(a64) @ np.abs(b64))
     if c2 is not None:
         want = want + beta * c2
-    np.testing.assert_allclose(y[:m], want, rtol=1e-5, atol=1e-5)
+        bound = bound + abs(beta) * np.abs(c2)
+    err = np.abs(y[:m] - want)
+    assert (err <= (k + 2) * 2.0**-24 * bound + 1e-30).all(), err.max()
     np.testing.assert_array_equal(y[:m], gemm_in_order(ap, bp, c2, alpha, beta))
     assert (y[m] == 7.0).all()
 
@@ -487,6 +572,296 @@ def test_gemm_small_sizes(rt: Runtime, m: int, n: int, k: int) -> None:
     """fewer rows than cores, and rows that do not divide evenly"""
     _gemm(rt, m, n, k, 0, 0, "n")
     _gemm(rt, m, n, k, 1, 1, "none")
+
+
+# M, N, K off the kernel's 4 x 4 tiles and its k unrolling (by 2 and 4), and
+# 1-sized dims: every edge path of every transpose form. With 3 cores M = 37
+# gives chunks of 13 rows (three 4-row blocks and one row), with 8 cores 5.
+GEMM_RAGGED = [
+    (1, 1, 1),
+    (1, 9, 5),
+    (9, 1, 5),
+    (6, 5, 1),
+    (4, 4, 4),
+    (5, 4, 2),
+    (8, 7, 3),
+    (37, 11, 7),
+    (13, 6, 10),
+    (16, 16, 9),
+]
+
+
+@pytest.mark.parametrize("ta", [0, 1])
+@pytest.mark.parametrize("tb", [0, 1])
+@pytest.mark.parametrize("m,n,k", GEMM_RAGGED, ids=[f"{m}x{n}x{k}" for m, n, k in GEMM_RAGGED])
+def test_gemm_ragged_sizes(rt: Runtime, ta: int, tb: int, m: int, n: int, k: int) -> None:
+    """every form, ragged and 1-sized dims, on the whole cluster and alone"""
+    _gemm(rt, m, n, k, ta, tb, "none", team=0)
+    _gemm(rt, m, n, k, ta, tb, "mn", alpha=0.5, beta=-2.0, team=0)
+    _gemm(rt, m, n, k, ta, tb, "m1", alpha=1.0, beta=0.75, team=1)
+    _gemm(rt, m, n, k, ta, tb, "n", alpha=-1.25, beta=1.0, team=2)
+
+
+@pytest.mark.parametrize("ta", [0, 1])
+@pytest.mark.parametrize("tb", [0, 1])
+@pytest.mark.parametrize("size", [32, 64])
+def test_gemm_benchmark_sizes(rt: Runtime, ta: int, tb: int, size: int) -> None:
+    """the sizes of bench/kernels.py, with a bias as in the forward Gemm"""
+    _gemm(rt, size, size, size, ta, tb, "1n")
+
+
+@pytest.mark.parametrize("ta", [0, 1])
+@pytest.mark.parametrize("tb", [0, 1])
+def test_gemm_every_team_size(rt: Runtime, ta: int, tb: int) -> None:
+    """the rows split over 1..NUM_CORES cores: each core's chunk starts and
+    ends anywhere in the 4-row blocks, and every split gives the same bits"""
+    m, n, k = 29, 10, 11
+    a = f32(k, m) if ta else f32(m, k)
+    b = f32(n, k) if tb else f32(k, n)
+    c = f32(n)
+    results = []
+    for cores in range(1, rt.cores + 1):
+        y = np.full(m * n, np.nan, np.float32)
+        args = GemmArgs(ptr(a), ptr(b), ptr(c), ptr(y), m, n, k, ta, tb, 1.0, 1.0, 0, 1)
+        rt.run("dm_gemm_fp32", args, nb_cores=cores)
+        results.append(y)
+    ap, bp = (a.T if ta else a), (b.T if tb else b)
+    want = gemm_in_order(ap, bp, np.broadcast_to(c, (m, n)), 1.0, 1.0).ravel()
+    for y in results:
+        np.testing.assert_array_equal(y, want)
+
+
+# ---------------------------------------------------------------- conv
+#
+# The conv kernels sum each output in the order dm_conv.h gives with one fused
+# multiply-add per term: forward over (c, kh, kw), input gradient over
+# (m, kh, kw), weight gradient over (n, oh, ow); taps in the padding add
+# nothing (fmaf(0, w, acc) = acc, so the references below read them as
+# zeros). The references rebuild those orders with fma32 and ask for
+# identical bits, for every team size; a float64 formulation (zero-padded
+# slices and einsum) checks the references and the kernels within the
+# rounding bound (terms + 2) * 2**-24 * sum |term|.
+
+
+@dataclass(frozen=True)
+class ConvCase:
+    n: int
+    c: int
+    h: int
+    w: int
+    m: int
+    groups: int
+    k: tuple[int, int]
+    strides: tuple[int, int] = (1, 1)
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)  # top, left, bottom, right
+    dil: tuple[int, int] = (1, 1)
+    bias: bool = True
+
+    def out_hw(self) -> tuple[int, int]:
+        (kh, kw), (sh, sw), (dh, dw) = self.k, self.strides, self.dil
+        pt, pl, pb, pr = self.pads
+        return (
+            (self.h + pt + pb - dh * (kh - 1) - 1) // sh + 1,
+            (self.w + pl + pr - dw * (kw - 1) - 1) // sw + 1,
+        )
+
+    def geom(self) -> list[int]:
+        oh, ow = self.out_hw()
+        return [
+            *(self.n, self.c, self.h, self.w, self.m, *self.k, oh, ow, self.groups),
+            *(*self.strides, *self.dil, self.pads[0], self.pads[1]),
+        ]
+
+
+# Named for the kernel paths they reach: "same" (3 wide, stride/dilation/pad
+# 1, as many output as input columns: first/middle/last tiles), the blocked
+# interior with stride 1 or any stride, 1 x 1 kernels, depthwise (its
+# three-tap weight gradient, and that path's fallback on rows too narrow for
+# a common column range), channel counts off the blocks of 4, strides and
+# dilations in either direction.
+CONV_KERNEL_CASES = {
+    "same-wide": ConvCase(2, 5, 9, 21, 6, 1, (3, 3), pads=(1, 1, 1, 1)),
+    "same-one-tile": ConvCase(1, 4, 5, 4, 4, 1, (3, 3), pads=(1, 1, 1, 1), bias=False),
+    "same-two-tiles": ConvCase(1, 8, 3, 8, 8, 1, (3, 3), pads=(1, 1, 1, 1)),
+    "depthwise-wide": ConvCase(2, 6, 10, 19, 6, 6, (3, 3), pads=(1, 1, 1, 1)),
+    "depthwise-8": ConvCase(1, 3, 6, 8, 3, 3, (3, 3), pads=(1, 1, 1, 1), bias=False),
+    "depthwise-narrow": ConvCase(1, 3, 4, 2, 3, 3, (3, 3), pads=(1, 1, 1, 1)),
+    "depthwise-stride2": ConvCase(1, 4, 9, 17, 4, 4, (3, 3), (2, 2), (1, 1, 1, 1)),
+    "stride2-wide": ConvCase(2, 5, 11, 17, 6, 1, (3, 3), (2, 2), (1, 1, 1, 1)),
+    "stride-w2": ConvCase(1, 4, 8, 13, 4, 1, (3, 3), (1, 2), (1, 1, 1, 1)),
+    "stride-h2": ConvCase(1, 4, 9, 16, 5, 1, (3, 3), (2, 1), (1, 1, 1, 1)),
+    "dilation2": ConvCase(1, 4, 12, 20, 5, 1, (3, 3), pads=(2, 2, 2, 2), dil=(2, 2)),
+    "kernel-2x5-asym": ConvCase(1, 4, 9, 15, 4, 1, (2, 5), pads=(0, 2, 1, 1)),
+    "pointwise": ConvCase(2, 9, 5, 13, 7, 1, (1, 1)),
+    "pointwise-stride2": ConvCase(1, 6, 7, 11, 5, 1, (1, 1), (2, 2), bias=False),
+    "groups2": ConvCase(1, 8, 7, 12, 8, 2, (3, 3), pads=(1, 1, 1, 1)),
+    "groups-uneven": ConvCase(2, 6, 6, 10, 10, 2, (3, 2), pads=(1, 0, 1, 2)),
+    "window-in-padding": ConvCase(1, 2, 3, 3, 2, 1, (2, 2), (2, 2), (3, 0, 1, 3)),
+}
+
+
+def _padded(x: np.ndarray, cfg: ConvCase) -> np.ndarray:
+    """x with zero rows/columns: the pads, and more so every window fits."""
+    pt, pl, pb, pr = cfg.pads
+    oh, ow = cfg.out_hw()
+    need_h = (oh - 1) * cfg.strides[0] + (cfg.k[0] - 1) * cfg.dil[0] + 1
+    need_w = (ow - 1) * cfg.strides[1] + (cfg.k[1] - 1) * cfg.dil[1] + 1
+    xp = np.zeros(
+        (
+            x.shape[0],
+            x.shape[1],
+            max(need_h, x.shape[2] + pt + pb),
+            max(need_w, x.shape[3] + pl + pr),
+        ),
+        x.dtype,
+    )
+    xp[:, :, pt : pt + x.shape[2], pl : pl + x.shape[3]] = x
+    return xp
+
+
+def _tap_view(xp: np.ndarray, cfg: ConvCase, kh: int, kw: int) -> np.ndarray:
+    """xp[n, c, oh * sh + kh * dh, ow * sw + kw * dw] for every output (oh, ow)."""
+    oh, ow = cfg.out_hw()
+    (sh, sw), (dh, dw) = cfg.strides, cfg.dil
+    r0, c0 = kh * dh, kw * dw
+    return xp[:, :, r0 : r0 + (oh - 1) * sh + 1 : sh, c0 : c0 + (ow - 1) * sw + 1 : sw]
+
+
+def conv_refs64(cfg: ConvCase, x, w, dy) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(Y without bias, dX, dW, |.| bounds) in float64: each tap's slice of the
+    zero-padded X times W, summed; dX scattered back through the same slices."""
+    g, cg, mg = cfg.groups, cfg.c // cfg.groups, cfg.m // cfg.groups
+    xp = _padded(x.astype(np.float64), cfg)
+    w64, dy64 = w.astype(np.float64), dy.astype(np.float64)
+    oh, ow = cfg.out_hw()
+    y = np.zeros((cfg.n, cfg.m, oh, ow))
+    dxp = np.zeros_like(xp)
+    dw = np.zeros_like(w64)
+    wg = w64.reshape(g, mg, cg, *cfg.k)
+    dyg = dy64.reshape(cfg.n, g, mg, oh, ow)
+    for kh in range(cfg.k[0]):
+        for kw in range(cfg.k[1]):
+            xs = _tap_view(xp, cfg, kh, kw).reshape(cfg.n, g, cg, oh, ow)
+            y += np.einsum("ngcij,gmc->ngmij", xs, wg[..., kh, kw]).reshape(y.shape)
+            dw[..., kh, kw] = np.einsum("ngmij,ngcij->gmc", dyg, xs).reshape(cfg.m, cg)
+            contrib = np.einsum("ngmij,gmc->ngcij", dyg, wg[..., kh, kw])
+            _tap_view(dxp, cfg, kh, kw)[...] += contrib.reshape(cfg.n, cfg.c, oh, ow)
+    pt, pl = cfg.pads[0], cfg.pads[1]
+    dx = dxp[:, :, pt : pt + cfg.h, pl : pl + cfg.w]
+    return y, dx, dw, xp
+
+
+def conv_fwd_in_order(cfg: ConvCase, x, w, b) -> np.ndarray:
+    """Y as the kernel computes it: acc = fmaf(X, W, acc) over (c, kh, kw)
+    from 0, then + B."""
+    cg, mg = cfg.c // cfg.groups, cfg.m // cfg.groups
+    xp = _padded(x, cfg)
+    oh, ow = cfg.out_hw()
+    acc = np.zeros((cfg.n, cfg.m, oh, ow), np.float32)
+    chans = (np.arange(cfg.m) // mg) * cg
+    for c in range(cg):
+        for kh in range(cfg.k[0]):
+            for kw in range(cfg.k[1]):
+                xs = _tap_view(xp, cfg, kh, kw)[:, chans + c]
+                acc = fma32(xs, w[:, c, kh, kw][None, :, None, None], acc)
+    return acc if b is None else acc + b[None, :, None, None]
+
+
+def conv_dx_in_order(cfg: ConvCase, w, dy) -> np.ndarray:
+    """dX as the kernel computes it: over the group's output channels, then
+    kh, then kw, the dY element the tap reaches (0 where none)."""
+    cg, mg = cfg.c // cfg.groups, cfg.m // cfg.groups
+    (sh, sw), (dh, dw), (pt, pl) = cfg.strides, cfg.dil, cfg.pads[:2]
+    oh_n, ow_n = cfg.out_hw()
+    acc = np.zeros((cfg.n, cfg.c, cfg.h, cfg.w), np.float32)
+    cs = np.arange(cfg.c)
+    ih = np.arange(cfg.h)[:, None]
+    iw = np.arange(cfg.w)[None, :]
+    for j in range(mg):
+        ms = (cs // cg) * mg + j
+        for kh in range(cfg.k[0]):
+            th = ih + pt - kh * dh
+            okh = (th >= 0) & (th % sh == 0) & (th // sh < oh_n)
+            for kw in range(cfg.k[1]):
+                tw = iw + pl - kw * dw
+                ok = okh & (tw >= 0) & (tw % sw == 0) & (tw // sw < ow_n)
+                oh = np.where(ok, th // sh, 0)
+                ow = np.where(ok, tw // sw, 0)
+                dyv = dy[:, ms][:, :, oh, ow] * ok  # zero where no output is reached
+                acc = fma32(
+                    dyv.astype(np.float32), w[ms, cs % cg, kh, kw][None, :, None, None], acc
+                )
+    return acc
+
+
+def conv_dw_in_order(cfg: ConvCase, x, dy) -> np.ndarray:
+    """dW as the kernel computes it: over n, oh, ow in order."""
+    cg, mg = cfg.c // cfg.groups, cfg.m // cfg.groups
+    xp = _padded(x, cfg)
+    (sh, sw), (dh, dw) = cfg.strides, cfg.dil
+    oh_n, ow_n = cfg.out_hw()
+    chans = ((np.arange(cfg.m) // mg) * cg)[:, None] + np.arange(cg)[None, :]  # [m, c]
+    rk = (np.arange(cfg.k[0]) * dh)[:, None]
+    ck = (np.arange(cfg.k[1]) * dw)[None, :]
+    acc = np.zeros((cfg.m, cg, *cfg.k), np.float32)
+    for n in range(cfg.n):
+        for oh in range(oh_n):
+            for ow in range(ow_n):
+                xv = xp[n][chans[:, :, None, None], oh * sh + rk, ow * sw + ck]
+                acc = fma32(dy[n, :, oh, ow][:, None, None, None], xv, acc)
+    return acc
+
+
+def conv_db_in_order(dy: np.ndarray) -> np.ndarray:
+    acc = np.zeros(dy.shape[1], np.float32)
+    for n in range(dy.shape[0]):
+        for v in dy[n].reshape(dy.shape[1], -1).T:
+            acc = acc + v
+    return acc
+
+
+def _guarded(shape: tuple[int, ...]) -> np.ndarray:
+    return np.full(math.prod(shape) + 1, 7.0, np.float32)
+
+
+def _bounded(got: np.ndarray, want64: np.ndarray, bound: np.ndarray, terms: int) -> None:
+    err = np.abs(got.astype(np.float64) - want64)
+    assert (err <= (terms + 2) * 2.0**-24 * bound + 1e-30).all(), err.max()
+
+
+@pytest.mark.parametrize("name", list(CONV_KERNEL_CASES))
+def test_conv_kernels_in_order_for_every_team(rt: Runtime, name: str) -> None:
+    cfg = CONV_KERNEL_CASES[name]
+    cg = cfg.c // cfg.groups
+    oh, ow = cfg.out_hw()
+    x, w = f32(cfg.n, cfg.c, cfg.h, cfg.w), f32(cfg.m, cg, *cfg.k)
+    dy, b = f32(cfg.n, cfg.m, oh, ow), (f32(cfg.m) if cfg.bias else None)
+    y_want = conv_fwd_in_order(cfg, x, w, b)
+    dx_want, dw_want = conv_dx_in_order(cfg, w, dy), conv_dw_in_order(cfg, x, dy)
+    db_want = conv_db_in_order(dy)
+    y64, dx64, dw64, _ = conv_refs64(cfg, x, w, dy)
+    ay, adx, adw, _ = conv_refs64(cfg, np.abs(x), np.abs(w), np.abs(dy))
+    taps = cg * cfg.k[0] * cfg.k[1]
+    _bounded(y_want, y64 + (0 if b is None else b[None, :, None, None]), ay, taps)
+    _bounded(dx_want, dx64, adx, cfg.m // cfg.groups * cfg.k[0] * cfg.k[1])
+    _bounded(dw_want, dw64, adw, cfg.n * oh * ow)
+    for team in sorted({1, 2, rt.cores}):
+        y = _guarded(y_want.shape)
+        rt.run("dm_conv2d_fp32", ConvArgs(ptr(x), ptr(w), ptr(b), ptr(y), *cfg.geom()), team)
+        dx, dw, db = _guarded(dx_want.shape), _guarded(dw_want.shape), _guarded(db_want.shape)
+        args = ConvGradArgs(ptr(dy), ptr(x), ptr(w), ptr(dx), ptr(dw), ptr(db), *cfg.geom())
+        rt.run("dm_conv2d_grad_input_fp32", args, team)
+        rt.run("dm_conv2d_grad_weight_fp32", args, team)
+        for got, want, what in [
+            (y, y_want, "Y"),
+            (dx, dx_want, "dX"),
+            (dw, dw_want, "dW"),
+            (db, db_want, "dB"),
+        ]:
+            assert got[-1] == 7.0, f"{what}: written past the end (team {team})"
+            np.testing.assert_array_equal(
+                got[:-1].reshape(want.shape), want, err_msg=f"{what}, team {team}"
+            )
 
 
 # ---------------------------------------------------------------- elementwise

@@ -17,7 +17,9 @@
 
 /* Y[n,m,oh,ow] = B[m] + sum over c, kh, kw (in that order, nested) of
  * X[n, g*cg + c, ih, iw] * W[m,c,kh,kw]; B may be NULL (no bias).
- * dm_conv2d_fp32: parallel over the output rows (n, m, oh). */
+ * dm_conv2d_fp32: parallel over the output rows (n, m, oh), in blocks of up
+ * to 4 channels. Every sum of products in this header is in float, in the
+ * order given, one fused multiply-add (fmaf) per term. */
 typedef struct {
     const float *X;
     const float *W;
@@ -35,11 +37,13 @@ typedef struct {
  * dm_conv2d_grad_input_fp32 (needs dY, W; writes dX):
  *   dX[n,c,ih,iw] = sum over the output channels m of c's group, then kh, oh
  *   with oh * stride_h + kh * dil_h - pad_top = ih, then kw, ow alike, of
- *   dY[n,m,oh,ow] * W[m, c mod cg, kh, kw]; parallel over the rows (n, c, ih);
+ *   dY[n,m,oh,ow] * W[m, c mod cg, kh, kw]; parallel over the rows (n, c, ih)
+ *   in blocks of up to 4 channels;
  * dm_conv2d_grad_weight_fp32 (needs dY, X; writes dW and dB, either may be
  *   NULL): dW[m,c,kh,kw] = sum over n, oh, ow of dY[n,m,oh,ow] *
  *   X[n, g*cg + c, ih, iw] (taps in the padding add nothing), parallel over
- *   the elements of dW; dB[m] = sum over n, oh, ow of dY[n,m,oh,ow],
+ *   blocks of the elements of dW (4 x 4 channels of one tap; one channel's
+ *   kernel row when depthwise); dB[m] = sum over n, oh, ow of dY[n,m,oh,ow],
  *   parallel over m. */
 typedef struct {
     const float *dY;

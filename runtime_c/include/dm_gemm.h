@@ -9,7 +9,7 @@
  * trans_b, else [K,N]. C may be NULL (no bias; beta ignored); a stride 0
  * broadcasts C: shapes [] (0,0), [N] and [1,N] (0,1), [M,1] (1,0), [M,N] (N,1).
  * Y is [M,N] and never aliases A or B. Parallel over rows m; every output sums
- * k = 0..K-1 in order in a float. */
+ * k = 0..K-1 in order in a float, one fused multiply-add (fmaf) per term. */
 typedef struct {
     const float *A;
     const float *B;

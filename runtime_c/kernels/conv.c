@@ -1,90 +1,632 @@
-/* 2-D convolution (NCHW) and its gradients, direct loops: every output
- * element is written once by the core that owns it, so the kernels need no
- * barrier and no atomics. Taps that fall in the padding are skipped by
- * computing, per output, the range of taps inside the input
- * (dm_window_range) instead of testing every tap. */
+/* 2-D convolution (NCHW) and its gradients, direct loops with register
+ * blocking. Every output element is written by the core that owns it (the
+ * work is split into blocks of outputs, never into partial sums), so the
+ * kernels need no barrier and no atomics.
+ *
+ * Each output sums its terms in the order dm_conv.h gives, from 0, with one
+ * fused multiply-add per term (fmaf: rounded once, the same bits on every
+ * target), so the blocked paths and the edge paths below compute the same
+ * bits and the result does not depend on the team size.
+ *
+ * Padding is never tested per tap: the taps inside the input are computed
+ * per output row (kernel rows) and per output column (kernel columns, with
+ * dm_window_range); the columns whose whole window lies inside the input
+ * (the interior) run in blocks that share one column range.
+ *
+ * Blocking: forward and input gradient keep a tile of up to 4 channels x 4
+ * (or 1 channel x 8) output columns in registers, so a loaded weight serves
+ * 4 or 8 outputs and a loaded input (dY) element 4 channels; the weight
+ * gradient keeps 4 output channels x 4 input channels of one tap, so each
+ * loaded dY element serves 4 and each X element 4. */
+#include <math.h>
+
 #include "dm_conv.h"
+
+#define DM_INLINE static inline __attribute__((always_inline))
+
+static uint32_t dm_min(uint32_t x, uint32_t y) { return x < y ? x : y; }
+
+/* The first j in [lo, hi) with (base - j * dil) divisible by stride, or hi;
+ * *step: the distance between such j (the smallest s with s * dil divisible
+ * by stride). base - lo * dil >= 0. */
+static uint32_t dm_first_aligned(int32_t base, uint32_t dil, uint32_t stride, uint32_t lo,
+                                 uint32_t hi, uint32_t *step)
+{
+    uint32_t s = 1;
+    while ((s * dil) % stride != 0u) s++;
+    *step = s;
+    for (uint32_t j = lo; j < hi && j < lo + s; j++)
+        if ((uint32_t)(base - (int32_t)(j * dil)) % stride == 0u) return j;
+    return hi;
+}
+
+/* [*lo, *hi): the taps j < count with 0 <= base - j * dil <= last (the taps
+ * of a gradient row or column whose source position lies in the output). */
+static void dm_reverse_range(int32_t base, uint32_t dil, int32_t last, uint32_t count,
+                             uint32_t *lo, uint32_t *hi)
+{
+    const int32_t d = (int32_t)dil;
+    int32_t h = base < 0 ? 0 : base / d + 1; /* j * dil <= base */
+    int32_t l = base - last <= 0 ? 0 : (base - last + d - 1) / d;
+    if (h > (int32_t)count) h = (int32_t)count;
+    if (l > h) l = h;
+    *lo = (uint32_t)l;
+    *hi = (uint32_t)h;
+}
+
+/* ----------------------------------------------------------- window tiles */
+
+/* A tile of MB channels x OWB columns of one output row, each output summing
+ * over np channels, nr kernel rows and nq kernel columns (nested in that
+ * order) the products of an input operand (X for the forward, dY for the
+ * input gradient) and the weights. Steps are in elements and may be
+ * negative. */
+typedef struct {
+    const float *in;                /* at the first term of tile column 0 */
+    int32_t in_p, in_r, in_q, in_j; /* next channel, kernel row, kernel column; tile column */
+    const float *w;                 /* at the first term of tile channel 0 */
+    int32_t w_i, w_p, w_r, w_q;     /* next tile channel; channel, kernel row, kernel column */
+    uint32_t np, nr, nq;
+    float *out;          /* tile channel 0, column 0; columns contiguous */
+    uint32_t out_i;      /* between tile channels */
+    const float *bias;   /* one per tile channel (added last), or NULL */
+} dm_walk_t;
+
+/* JS, QS: in_j and in_q as constants, 0 to read them from the walk; KW: nq
+ * as a constant (with w_q = 1), 0 to read it. With all three constant the
+ * kernel columns are unrolled and the loads of `in` that several (column,
+ * kernel column) pairs share are loaded once. L, R (with KW = 3, JS = 1,
+ * QS = +-1, a padding of 1 and as many output as input columns): the tile
+ * is the first (L) or last (R) of its row, and skips the terms of its first
+ * (last) column that fall in the padding: column j and kernel column q read
+ * position j + QS * (q - 1) from the tile's first column. */
+DM_INLINE void dm_walk_tile(const dm_walk_t *k, const float *in, float *out, uint32_t MB,
+                            uint32_t OWB, int32_t JS, int32_t QS, uint32_t KW, int L, int R)
+{
+    const int32_t in_j = JS != 0 ? JS : k->in_j, in_q = QS != 0 ? QS : k->in_q;
+    const int32_t w_q = KW != 0u ? 1 : k->w_q;
+    const uint32_t nq = KW != 0u ? KW : k->nq;
+    const int32_t w_rskip = k->w_r - (int32_t)nq * w_q;
+    const int32_t w_pskip = k->w_p - (int32_t)k->nr * k->w_r;
+    const float *wp[4];
+    float c[4][8];
+#pragma GCC unroll 4
+    for (uint32_t i = 0; i < MB; i++) wp[i] = k->w + (int32_t)i * k->w_i;
+#pragma GCC unroll 4
+    for (uint32_t i = 0; i < MB; i++)
+#pragma GCC unroll 8
+        for (uint32_t j = 0; j < OWB; j++) c[i][j] = 0.0f;
+    const float *ip = in;
+    if (KW == 0u && k->nr == 1u && nq == 1u) { /* one tap per channel (1 x 1 kernels) */
+        for (uint32_t p = 0; p < k->np; p++, ip += k->in_p) {
+            float wv[4], xv[8];
+#pragma GCC unroll 4
+            for (uint32_t i = 0; i < MB; i++) {
+                wv[i] = *wp[i];
+                wp[i] += k->w_p;
+            }
+#pragma GCC unroll 8
+            for (uint32_t j = 0; j < OWB; j++) xv[j] = ip[(int32_t)j * in_j];
+#pragma GCC unroll 4
+            for (uint32_t i = 0; i < MB; i++)
+#pragma GCC unroll 8
+                for (uint32_t j = 0; j < OWB; j++) c[i][j] = fmaf(wv[i], xv[j], c[i][j]);
+        }
+        ip = NULL;
+    }
+    for (uint32_t p = 0; ip != NULL && p < k->np; p++) {
+        const float *ir = ip;
+        for (uint32_t r = 0; r < k->nr; r++) {
+            if (KW != 0u) {
+#pragma GCC unroll 4
+                for (uint32_t q = 0; q < KW; q++) {
+                    float wv[4];
+#pragma GCC unroll 4
+                    for (uint32_t i = 0; i < MB; i++) wv[i] = wp[i][q];
+#pragma GCC unroll 8
+                    for (uint32_t j = 0; j < OWB; j++) {
+                        const int32_t pos = (int32_t)j + QS * ((int32_t)q - 1);
+                        if ((L && pos < 0) || (R && pos >= (int32_t)OWB)) continue;
+                        const float xv = ir[(int32_t)q * in_q + (int32_t)j * in_j];
+#pragma GCC unroll 4
+                        for (uint32_t i = 0; i < MB; i++) c[i][j] = fmaf(wv[i], xv, c[i][j]);
+                    }
+                }
+#pragma GCC unroll 4
+                for (uint32_t i = 0; i < MB; i++) wp[i] += k->w_r;
+            } else {
+                const float *iq = ir;
+                for (uint32_t q = 0; q < nq; q++, iq += in_q) {
+                    float wv[4], xv[8];
+#pragma GCC unroll 4
+                    for (uint32_t i = 0; i < MB; i++) {
+                        wv[i] = *wp[i];
+                        wp[i] += w_q;
+                    }
+#pragma GCC unroll 8
+                    for (uint32_t j = 0; j < OWB; j++) xv[j] = iq[(int32_t)j * in_j];
+#pragma GCC unroll 4
+                    for (uint32_t i = 0; i < MB; i++)
+#pragma GCC unroll 8
+                        for (uint32_t j = 0; j < OWB; j++) c[i][j] = fmaf(wv[i], xv[j], c[i][j]);
+                }
+                if (w_rskip != 0) {
+#pragma GCC unroll 4
+                    for (uint32_t i = 0; i < MB; i++) wp[i] += w_rskip;
+                }
+            }
+            if (r + 1u < k->nr) ir += k->in_r;
+        }
+        if (w_pskip != 0) {
+#pragma GCC unroll 4
+            for (uint32_t i = 0; i < MB; i++) wp[i] += w_pskip;
+        }
+        if (p + 1u < k->np) ip += k->in_p;
+    }
+#pragma GCC unroll 4
+    for (uint32_t i = 0; i < MB; i++, out += k->out_i) {
+        if (k->bias != NULL) {
+            const float b = k->bias[i];
+#pragma GCC unroll 8
+            for (uint32_t j = 0; j < OWB; j++) out[j] = c[i][j] + b;
+        } else {
+#pragma GCC unroll 8
+            for (uint32_t j = 0; j < OWB; j++) out[j] = c[i][j];
+        }
+    }
+}
+
+/* `cols` (>= OWB) columns from k->in and k->out in tiles of OWB; the last
+ * tile moved left to end at the last column (the columns it computes again
+ * get the same bits). Each instance is its own function: its registers are
+ * not shared with the loops of the caller. */
+typedef void (*dm_tile_fn)(const dm_walk_t *k, uint32_t cols);
+#define DM_WALK_SPAN(NAME, MB, OWB, JS, QS, KW)                                              \
+    static __attribute__((noinline)) void NAME(const dm_walk_t *k, uint32_t cols)           \
+    {                                                                                        \
+        const int32_t in_j = (JS) != 0 ? (JS) : k->in_j;                                     \
+        for (uint32_t t = 0;; t += (OWB)) {                                                  \
+            if (t + (OWB) > cols) t = cols - (OWB);                                          \
+            dm_walk_tile(k, k->in + (int32_t)t * in_j, k->out + t, MB, OWB, JS, QS, KW, 0, 0); \
+            if (t + (OWB) >= cols) break;                                                    \
+        }                                                                                    \
+    }
+DM_WALK_SPAN(dm_tile_4x1, 4u, 1u, 0, 0, 0u)
+DM_WALK_SPAN(dm_tile_1x1, 1u, 1u, 0, 0, 0u)
+DM_WALK_SPAN(dm_tile_4x4, 4u, 4u, 0, 0, 0u)
+DM_WALK_SPAN(dm_tile_1x8, 1u, 8u, 0, 0, 0u)
+DM_WALK_SPAN(dm_tile_4x4_j1, 4u, 4u, 1, 0, 0u)
+DM_WALK_SPAN(dm_tile_1x8_j1, 1u, 8u, 1, 0, 0u)
+DM_WALK_SPAN(dm_tile_4x4_k3, 4u, 4u, 1, 1, 3u)  /* forward 3-wide kernel, stride 1 */
+DM_WALK_SPAN(dm_tile_1x8_k3, 1u, 8u, 1, 1, 3u)
+DM_WALK_SPAN(dm_tile_4x4_k3r, 4u, 4u, 1, -1, 3u) /* input gradient, 3-wide kernel */
+DM_WALK_SPAN(dm_tile_1x8_k3r, 1u, 8u, 1, -1, 3u)
+
+/* A whole row of `cols` (>= OWB) columns of a convolution (QS = 1) or an
+ * input gradient (QS = -1) with kernel columns 3 wide, stride and dilation
+ * 1, a padding of 1 and as many output as input columns (k->in at column
+ * -QS): the first and last tiles skip the padding, the others need no test
+ * (a middle tile ends before the last column; the last one may overlap). */
+#define DM_SAME_ROW(NAME, MB, OWB, QS)                                                        \
+    static __attribute__((noinline)) void NAME(const dm_walk_t *k, uint32_t cols)           \
+    {                                                                                        \
+        if (cols == (OWB)) {                                                                 \
+            dm_walk_tile(k, k->in, k->out, MB, OWB, 1, QS, 3u, 1, 1);                        \
+            return;                                                                          \
+        }                                                                                    \
+        dm_walk_tile(k, k->in, k->out, MB, OWB, 1, QS, 3u, 1, 0);                            \
+        for (uint32_t t = (OWB); t + (OWB) < cols; t += (OWB))                               \
+            dm_walk_tile(k, k->in + t, k->out + t, MB, OWB, 1, QS, 3u, 0, 0);                \
+        dm_walk_tile(k, k->in + (cols - (OWB)), k->out + (cols - (OWB)), MB, OWB, 1, QS, 3u, 0, \
+                     1);                                                                     \
+    }
+DM_SAME_ROW(dm_same_4x4, 4u, 4u, 1)
+DM_SAME_ROW(dm_same_1x8, 1u, 8u, 1)
+DM_SAME_ROW(dm_same_4x4r, 4u, 4u, -1)
+DM_SAME_ROW(dm_same_1x8r, 1u, 8u, -1)
+
+/* Whether a row takes the DM_SAME_ROW path. */
+static int dm_same(uint32_t stride, uint32_t dil, uint32_t k, uint32_t pad, uint32_t in,
+                   uint32_t out, uint32_t MB)
+{
+    return stride == 1u && dil == 1u && k == 3u && pad == 1u && in == out &&
+           out >= (MB == 4u ? 4u : 8u);
+}
+
+/* The blocked tile for MB channels: with kernel columns 3 wide, stride and
+ * dilation 1 (qs: the kernel column step of `in`, 1 or -1), with stride 1,
+ * or any. */
+static dm_tile_fn dm_pick_tile(uint32_t MB, uint32_t stride, uint32_t dil, uint32_t k, int32_t qs)
+{
+    if (stride == 1u && dil == 1u && k == 3u) {
+        if (qs > 0) return MB == 4u ? dm_tile_4x4_k3 : dm_tile_1x8_k3;
+        return MB == 4u ? dm_tile_4x4_k3r : dm_tile_1x8_k3r;
+    }
+    if (stride == 1u) return MB == 4u ? dm_tile_4x4_j1 : dm_tile_1x8_j1;
+    return MB == 4u ? dm_tile_4x4 : dm_tile_1x8;
+}
+
+/* The output columns whose every kernel column lies inside the input. */
+static void dm_interior(uint32_t stride, uint32_t pad, uint32_t dil, uint32_t k, uint32_t in,
+                        uint32_t out, uint32_t *lo, uint32_t *hi)
+{
+    const uint32_t span = (k - 1u) * dil; /* first to last tap */
+    if (span >= in) {
+        *lo = *hi = 0;
+        return;
+    }
+    dm_window_range(-(int32_t)pad, stride, in - span, out, lo, hi);
+}
+
+/* ------------------------------------------------------------------ forward */
+
+/* One block of MB output rows (channels m0.., row oh, image n): the edge
+ * columns one at a time with their own kernel column range, the interior
+ * [owl, owr) in tiles of OWB columns (the last tile moved left to end at
+ * owr: the columns it computes again get the same bits). `k` comes with
+ * everything but in, w, nq and out. */
+static void dm_conv_rows(dm_walk_t *k, const dm_conv2d_args_t *a, const float *x, const float *w,
+                         float *y, int32_t ih0, uint32_t kh0, uint32_t owl, uint32_t owr,
+                         uint32_t MB)
+{
+    const uint32_t OWB = MB == 4u ? 4u : 8u;
+    const float *xr = k->nr == 0u ? x : x + (uint32_t)(ih0 + (int32_t)(kh0 * a->dil_h)) * a->in_w;
+    const float *wr = w + kh0 * a->k_w;
+    const dm_tile_fn edge = MB == 4u ? dm_tile_4x1 : dm_tile_1x1;
+    const dm_tile_fn tile = dm_pick_tile(MB, a->stride_w, a->dil_w, a->k_w, 1);
+    if (dm_same(a->stride_w, a->dil_w, a->k_w, a->pad_left, a->in_w, a->out_w, MB)) {
+        k->nq = 3u;
+        k->w = wr;
+        k->in = xr - 1;
+        k->out = y;
+        (MB == 4u ? dm_same_4x4 : dm_same_1x8)(k, a->out_w);
+        return;
+    }
+    for (uint32_t ow = 0; ow < a->out_w; ow++) {
+        const int32_t iw0 = (int32_t)(ow * a->stride_w) - (int32_t)a->pad_left;
+        if (ow == owl && owr - owl >= OWB) {
+            k->nq = a->k_w;
+            k->w = wr;
+            k->in = xr + (owl * a->stride_w - a->pad_left);
+            k->out = y + owl;
+            tile(k, owr - owl);
+            ow = owr - 1u;
+            continue;
+        }
+        uint32_t kw0, kw1;
+        dm_window_range(iw0, a->dil_w, a->in_w, a->k_w, &kw0, &kw1);
+        k->nq = kw1 - kw0;
+        k->w = wr + kw0;
+        k->in = xr + (kw0 < kw1 ? (uint32_t)(iw0 + (int32_t)(kw0 * a->dil_w)) : 0u);
+        k->out = y + ow;
+        edge(k, 1u);
+    }
+}
 
 void dm_conv2d_fp32(void *args)
 {
     const dm_conv2d_args_t *a = (const dm_conv2d_args_t *)args;
     const uint32_t cg = a->in_ch / a->groups, mg = a->out_ch / a->groups;
-    const uint32_t plane = a->in_h * a->in_w, taps = a->k_h * a->k_w;
-    uint32_t r0, r1;
-    dm_chunk(a->batch * a->out_ch * a->out_h, &r0, &r1);
-    for (uint32_t r = r0; r < r1; r++) {
-        const uint32_t oh = r % a->out_h, m = (r / a->out_h) % a->out_ch;
-        const uint32_t n = r / (a->out_h * a->out_ch);
-        const float *x = a->X + (n * a->in_ch + (m / mg) * cg) * plane;
-        const float *w = a->W + m * cg * taps;
+    const uint32_t taps = a->k_h * a->k_w, blocks = (mg + 3u) / 4u;
+    const uint32_t plane = a->in_h * a->in_w, oplane = a->out_h * a->out_w;
+    uint32_t owl, owr, u0, u1;
+    dm_interior(a->stride_w, a->pad_left, a->dil_w, a->k_w, a->in_w, a->out_w, &owl, &owr);
+    dm_walk_t k;
+    k.in_p = (int32_t)plane;
+    k.in_r = (int32_t)(a->dil_h * a->in_w);
+    k.in_q = (int32_t)a->dil_w;
+    k.in_j = (int32_t)a->stride_w;
+    k.w_i = (int32_t)(cg * taps);
+    k.w_p = (int32_t)taps;
+    k.w_r = (int32_t)a->k_w;
+    k.w_q = 1;
+    k.np = cg;
+    k.out_i = oplane;
+    /* units (n, g, block of 4 channels, oh) */
+    dm_chunk(a->batch * a->groups * blocks * a->out_h, &u0, &u1);
+    for (uint32_t u = u0; u < u1; u++) {
+        const uint32_t oh = u % a->out_h, blk = (u / a->out_h) % blocks;
+        const uint32_t g = (u / (a->out_h * blocks)) % a->groups;
+        const uint32_t n = u / (a->out_h * blocks * a->groups);
+        const uint32_t m0 = g * mg + 4u * blk, mb = dm_min(4u, mg - 4u * blk);
         const int32_t ih0 = (int32_t)(oh * a->stride_h) - (int32_t)a->pad_top;
         uint32_t kh0, kh1;
         dm_window_range(ih0, a->dil_h, a->in_h, a->k_h, &kh0, &kh1);
-        const float bias = a->B != NULL ? a->B[m] : 0.0f;
-        float *y = a->Y + r * a->out_w;
-        for (uint32_t ow = 0; ow < a->out_w; ow++) {
-            const int32_t iw0 = (int32_t)(ow * a->stride_w) - (int32_t)a->pad_left;
-            uint32_t kw0, kw1;
-            dm_window_range(iw0, a->dil_w, a->in_w, a->k_w, &kw0, &kw1);
-            float acc = 0.0f;
-            for (uint32_t c = 0; c < cg; c++) {
-                const float *xc = x + c * plane;
-                const float *wc = w + c * taps;
-                for (uint32_t kh = kh0; kh < kh1; kh++) {
-                    const float *xr = xc + (uint32_t)(ih0 + (int32_t)(kh * a->dil_h)) * a->in_w;
-                    const float *wr = wc + kh * a->k_w;
-                    for (uint32_t kw = kw0; kw < kw1; kw++)
-                        acc += xr[(uint32_t)(iw0 + (int32_t)(kw * a->dil_w))] * wr[kw];
-                }
-            }
-            y[ow] = acc + bias;
+        k.nr = kh1 - kh0;
+        if (k.nr == 0u) k.np = 0u; /* every tap of the row in the padding */
+        const float *x = a->X + (n * a->in_ch + g * cg) * plane;
+        for (uint32_t i = 0; i < mb; i += (mb == 4u ? 4u : 1u)) {
+            const uint32_t m = m0 + i;
+            k.bias = a->B != NULL ? a->B + m : NULL;
+            float *y = a->Y + ((n * a->out_ch + m) * a->out_h + oh) * a->out_w;
+            dm_conv_rows(&k, a, x, a->W + m * cg * taps, y, ih0, kh0, owl, owr,
+                         mb == 4u ? 4u : 1u);
         }
+        k.np = cg;
     }
 }
 
-/* The output position o with o * stride + k * dil - pad = i, or -1. */
-static int32_t dm_source(uint32_t i, uint32_t k, uint32_t dil, uint32_t pad, uint32_t stride,
-                         uint32_t n_out)
+/* ------------------------------------------------------------ input gradient */
+
+/* One block of MB dX rows (input channels c0.., row ih, image n), as
+ * dm_conv_rows: output column ow = (iw + pad_left - kw * dil_w) / stride_w
+ * for the kernel columns that reach one (every one in the interior, which
+ * exists with stride_w = 1 only). dy: dY of the group's first channel at
+ * the first kernel row's output row; w: W at that kernel row. */
+static void dm_dgrad_rows(dm_walk_t *k, const dm_conv2d_grad_args_t *a, const float *dy,
+                          const float *w, float *dx, uint32_t iwl, uint32_t iwr, uint32_t MB)
 {
-    const int32_t t = (int32_t)(i + pad) - (int32_t)(k * dil);
-    if (t < 0 || (uint32_t)t % stride != 0u) return -1;
-    const uint32_t o = (uint32_t)t / stride;
-    return o < n_out ? (int32_t)o : -1;
+    const uint32_t IWB = MB == 4u ? 4u : 8u;
+    const int32_t last = (int32_t)((a->out_w - 1u) * a->stride_w);
+    const dm_tile_fn edge = MB == 4u ? dm_tile_4x1 : dm_tile_1x1;
+    const dm_tile_fn tile = dm_pick_tile(MB, 1u, a->dil_w, a->k_w, -1);
+    if (dm_same(a->stride_w, a->dil_w, a->k_w, a->pad_left, a->in_w, a->out_w, MB)) {
+        k->nq = 3u;
+        k->in_q = -1;
+        k->w_q = 1;
+        k->w = w;
+        k->in = dy + 1;
+        k->out = dx;
+        (MB == 4u ? dm_same_4x4r : dm_same_1x8r)(k, a->in_w);
+        return;
+    }
+    for (uint32_t iw = 0; iw < a->in_w; iw++) {
+        if (iw == iwl && iwr - iwl >= IWB) {
+            k->nq = a->k_w;
+            k->in_q = -(int32_t)a->dil_w;
+            k->w_q = 1;
+            k->w = w;
+            k->in = dy + (iwl + a->pad_left);
+            k->out = dx + iwl;
+            tile(k, iwr - iwl);
+            iw = iwr - 1u;
+            continue;
+        }
+        const int32_t base = (int32_t)(iw + a->pad_left);
+        uint32_t kw0, kw1, step;
+        dm_reverse_range(base, a->dil_w, last, a->k_w, &kw0, &kw1);
+        kw0 = dm_first_aligned(base, a->dil_w, a->stride_w, kw0, kw1, &step);
+        k->nq = (kw1 - kw0 + step - 1u) / step;
+        k->in_q = -(int32_t)(step * a->dil_w / a->stride_w);
+        k->w_q = (int32_t)step;
+        k->w = w + kw0;
+        k->in = dy + (kw0 < kw1 ? (uint32_t)(base - (int32_t)(kw0 * a->dil_w)) / a->stride_w : 0u);
+        k->out = dx + iw;
+        edge(k, 1u);
+    }
 }
 
 void dm_conv2d_grad_input_fp32(void *args)
 {
     const dm_conv2d_grad_args_t *a = (const dm_conv2d_grad_args_t *)args;
     const uint32_t cg = a->in_ch / a->groups, mg = a->out_ch / a->groups;
-    const uint32_t oplane = a->out_h * a->out_w, taps = a->k_h * a->k_w;
-    uint32_t r0, r1;
-    dm_chunk(a->batch * a->in_ch * a->in_h, &r0, &r1);
-    for (uint32_t r = r0; r < r1; r++) {
-        const uint32_t ih = r % a->in_h, c = (r / a->in_h) % a->in_ch;
-        const uint32_t n = r / (a->in_h * a->in_ch);
-        const uint32_t m0 = (c / cg) * mg;
-        const float *dy = a->dY + (n * a->out_ch + m0) * oplane;
-        const float *w = a->W + (m0 * cg + c % cg) * taps;
-        float *dx = a->dX + r * a->in_w;
-        for (uint32_t iw = 0; iw < a->in_w; iw++) {
-            float acc = 0.0f;
-            for (uint32_t j = 0; j < mg; j++) {
-                const float *dyj = dy + j * oplane;
-                const float *wj = w + j * cg * taps;
-                for (uint32_t kh = 0; kh < a->k_h; kh++) {
-                    const int32_t oh =
-                        dm_source(ih, kh, a->dil_h, a->pad_top, a->stride_h, a->out_h);
-                    if (oh < 0) continue;
-                    for (uint32_t kw = 0; kw < a->k_w; kw++) {
-                        const int32_t ow =
-                            dm_source(iw, kw, a->dil_w, a->pad_left, a->stride_w, a->out_w);
-                        if (ow < 0) continue;
-                        acc += dyj[(uint32_t)oh * a->out_w + (uint32_t)ow] * wj[kh * a->k_w + kw];
+    const uint32_t taps = a->k_h * a->k_w, blocks = (cg + 3u) / 4u;
+    const uint32_t plane = a->in_h * a->in_w, oplane = a->out_h * a->out_w;
+    const int32_t last_h = (int32_t)((a->out_h - 1u) * a->stride_h);
+    /* interior columns (stride 1 only): every kernel column reaches an output */
+    uint32_t iwl = 0, iwr = 0, u0, u1;
+    if (a->stride_w == 1u && a->out_w > a->pad_left) {
+        const uint32_t span = (a->k_w - 1u) * a->dil_w;
+        iwl = span > a->pad_left ? span - a->pad_left : 0u;
+        iwr = dm_min(a->in_w, a->out_w - a->pad_left);
+        if (iwr < iwl) iwr = iwl;
+    }
+    dm_walk_t k;
+    k.in_p = (int32_t)oplane;
+    k.in_j = 1;
+    k.w_i = (int32_t)taps;
+    k.w_p = (int32_t)(cg * taps);
+    k.np = mg;
+    k.out_i = plane;
+    k.bias = NULL;
+    /* units (n, g, block of 4 input channels, ih) */
+    dm_chunk(a->batch * a->groups * blocks * a->in_h, &u0, &u1);
+    for (uint32_t u = u0; u < u1; u++) {
+        const uint32_t ih = u % a->in_h, blk = (u / a->in_h) % blocks;
+        const uint32_t g = (u / (a->in_h * blocks)) % a->groups;
+        const uint32_t n = u / (a->in_h * blocks * a->groups);
+        const uint32_t cb = dm_min(4u, cg - 4u * blk), c0 = g * cg + 4u * blk;
+        /* kernel rows kh0, kh0 + step, .. < kh1 reach output row
+         * (ih + pad_top - kh * dil_h) / stride_h */
+        const int32_t hbase = (int32_t)(ih + a->pad_top);
+        uint32_t kh0, kh1, step;
+        dm_reverse_range(hbase, a->dil_h, last_h, a->k_h, &kh0, &kh1);
+        kh0 = dm_first_aligned(hbase, a->dil_h, a->stride_h, kh0, kh1, &step);
+        k.nr = (kh1 - kh0 + step - 1u) / step;
+        k.in_r = -(int32_t)(step * a->dil_h / a->stride_h * a->out_w);
+        k.w_r = (int32_t)(step * a->k_w);
+        k.np = k.nr == 0u ? 0u : mg;
+        const uint32_t oh0 =
+            kh0 < kh1 ? (uint32_t)(hbase - (int32_t)(kh0 * a->dil_h)) / a->stride_h : 0u;
+        const float *dy = a->dY + (n * a->out_ch + g * mg) * oplane + oh0 * a->out_w;
+        for (uint32_t i = 0; i < cb; i += (cb == 4u ? 4u : 1u)) {
+            const uint32_t c = c0 + i;
+            const float *w = a->W + (g * mg * cg + (c - g * cg)) * taps + kh0 * a->k_w;
+            float *dx = a->dX + ((n * a->in_ch + c) * a->in_h + ih) * a->in_w;
+            dm_dgrad_rows(&k, a, dy, w, dx, iwl, iwr, cb == 4u ? 4u : 1u);
+        }
+    }
+}
+
+/* ----------------------------------------------------------- weight gradient */
+
+/* dW[m0 + i, c0 + j, kh, kw] for i < MB, j < CB: sum over n, then output rows
+ * [oh0, oh1), then output columns [ow0, ow1) (the outputs whose tap lies in
+ * the input). SW: stride_w as a constant, 0 to read it from the args. */
+DM_INLINE void dm_wgrad_tile(const dm_conv2d_grad_args_t *a, uint32_t m0, uint32_t c0,
+                             uint32_t xc0, uint32_t kh, uint32_t kw, uint32_t MB, uint32_t CB,
+                             uint32_t SW)
+{
+    const uint32_t sw = SW != 0u ? SW : a->stride_w;
+    const uint32_t cg = a->in_ch / a->groups, taps = a->k_h * a->k_w;
+    const uint32_t plane = a->in_h * a->in_w, oplane = a->out_h * a->out_w;
+    const int32_t dh = (int32_t)(kh * a->dil_h) - (int32_t)a->pad_top;
+    const int32_t dwo = (int32_t)(kw * a->dil_w) - (int32_t)a->pad_left;
+    uint32_t oh0, oh1, ow0, ow1;
+    dm_window_range(dh, a->stride_h, a->in_h, a->out_h, &oh0, &oh1);
+    dm_window_range(dwo, sw, a->in_w, a->out_w, &ow0, &ow1);
+    float c[4][4];
+#pragma GCC unroll 4
+    for (uint32_t i = 0; i < MB; i++)
+#pragma GCC unroll 4
+        for (uint32_t j = 0; j < CB; j++) c[i][j] = 0.0f;
+    const uint32_t cols = ow1 - ow0;
+    for (uint32_t n = 0; n < a->batch && cols > 0u; n++) {
+        const float *dyn = a->dY + (n * a->out_ch + m0) * oplane + ow0;
+        const float *xn = a->X + (n * a->in_ch + xc0) * plane +
+                          (uint32_t)((int32_t)(ow0 * sw) + dwo);
+        for (uint32_t oh = oh0; oh < oh1; oh++) {
+            const float *dp[4], *xp[4];
+            const uint32_t xrow = (uint32_t)((int32_t)(oh * a->stride_h) + dh) * a->in_w;
+#pragma GCC unroll 4
+            for (uint32_t i = 0; i < MB; i++) dp[i] = dyn + i * oplane + oh * a->out_w;
+#pragma GCC unroll 4
+            for (uint32_t j = 0; j < CB; j++) xp[j] = xn + j * plane + xrow;
+            uint32_t t = cols;
+            if (SW == 1u) { /* two columns per step: immediate offsets */
+                for (; t >= 2u; t -= 2u) {
+#pragma GCC unroll 2
+                    for (uint32_t u = 0; u < 2u; u++) {
+                        float dv[4], xv[4];
+#pragma GCC unroll 4
+                        for (uint32_t i = 0; i < MB; i++) dv[i] = dp[i][u];
+#pragma GCC unroll 4
+                        for (uint32_t j = 0; j < CB; j++) xv[j] = xp[j][u];
+#pragma GCC unroll 4
+                        for (uint32_t i = 0; i < MB; i++)
+#pragma GCC unroll 4
+                            for (uint32_t j = 0; j < CB; j++) c[i][j] = fmaf(dv[i], xv[j], c[i][j]);
                     }
+#pragma GCC unroll 4
+                    for (uint32_t i = 0; i < MB; i++) dp[i] += 2;
+#pragma GCC unroll 4
+                    for (uint32_t j = 0; j < CB; j++) xp[j] += 2;
                 }
             }
-            dx[iw] = acc;
+            for (; t > 0u; t--) {
+                float dv[4], xv[4];
+#pragma GCC unroll 4
+                for (uint32_t i = 0; i < MB; i++) dv[i] = *dp[i]++;
+#pragma GCC unroll 4
+                for (uint32_t j = 0; j < CB; j++) {
+                    xv[j] = *xp[j];
+                    xp[j] += sw;
+                }
+#pragma GCC unroll 4
+                for (uint32_t i = 0; i < MB; i++)
+#pragma GCC unroll 4
+                    for (uint32_t j = 0; j < CB; j++) c[i][j] = fmaf(dv[i], xv[j], c[i][j]);
+            }
         }
+    }
+#pragma GCC unroll 4
+    for (uint32_t i = 0; i < MB; i++)
+#pragma GCC unroll 4
+        for (uint32_t j = 0; j < CB; j++)
+            a->dW[((m0 + i) * cg + c0 + j) * taps + kh * a->k_w + kw] = c[i][j];
+}
+
+#define DM_WGRAD_TILE(NAME, MB, CB, SW)                                                    \
+    static __attribute__((noinline)) void NAME(const dm_conv2d_grad_args_t *a, uint32_t m0, \
+                                               uint32_t c0, uint32_t xc0, uint32_t kh,      \
+                                               uint32_t kw)                                 \
+    {                                                                                       \
+        dm_wgrad_tile(a, m0, c0, xc0, kh, kw, MB, CB, SW);                                  \
+    }
+DM_WGRAD_TILE(dm_wgrad_4x4_s1, 4u, 4u, 1u)
+DM_WGRAD_TILE(dm_wgrad_4x1_s1, 4u, 1u, 1u)
+DM_WGRAD_TILE(dm_wgrad_1x4_s1, 1u, 4u, 1u)
+DM_WGRAD_TILE(dm_wgrad_1x1_s1, 1u, 1u, 1u)
+DM_WGRAD_TILE(dm_wgrad_4x4, 4u, 4u, 0u)
+DM_WGRAD_TILE(dm_wgrad_4x1, 4u, 1u, 0u)
+DM_WGRAD_TILE(dm_wgrad_1x4, 1u, 4u, 0u)
+DM_WGRAD_TILE(dm_wgrad_1x1, 1u, 1u, 0u)
+
+/* W columns of dm_wgrad_k3's common range: *cq += d[t] * x[t + q]. */
+DM_INLINE void dm_k3_cols(const float *d, const float *x, uint32_t W, float *c0, float *c1,
+                          float *c2)
+{
+    float xv[10], dv[8], a0 = *c0, a1 = *c1, a2 = *c2;
+#pragma GCC unroll 10
+    for (uint32_t t = 0; t < W + 2u; t++) xv[t] = x[t];
+#pragma GCC unroll 8
+    for (uint32_t t = 0; t < W; t++) dv[t] = d[t];
+#pragma GCC unroll 8
+    for (uint32_t t = 0; t < W; t++) {
+        a0 = fmaf(dv[t], xv[t], a0);
+        a1 = fmaf(dv[t], xv[t + 1u], a1);
+        a2 = fmaf(dv[t], xv[t + 2u], a2);
+    }
+    *c0 = a0;
+    *c1 = a1;
+    *c2 = a2;
+}
+
+/* dW[m, c, kh, 0..2] of a kernel 3 columns wide, stride_w and dil_w 1, for
+ * one output and one input channel (xc in X): the three taps share each
+ * loaded dY element and, eight output columns at a time, the X elements
+ * they overlap on. Each tap keeps its order (n, oh, ow): per row, the
+ * columns only some taps reach come before (after) the common ones. */
+static __attribute__((noinline)) void dm_wgrad_k3(const dm_conv2d_grad_args_t *a, uint32_t m,
+                                                  uint32_t c, uint32_t xc, uint32_t kh)
+{
+    const uint32_t cg = a->in_ch / a->groups, taps = a->k_h * 3u;
+    const uint32_t plane = a->in_h * a->in_w, oplane = a->out_h * a->out_w;
+    const int32_t dh = (int32_t)(kh * a->dil_h) - (int32_t)a->pad_top;
+    const int32_t pl = (int32_t)a->pad_left;
+    uint32_t oh0, oh1, lo[3], hi[3];
+    dm_window_range(dh, a->stride_h, a->in_h, a->out_h, &oh0, &oh1);
+    uint32_t L = 0, H = a->out_w;
+    for (uint32_t q = 0; q < 3u; q++) {
+        dm_window_range((int32_t)q - pl, 1u, a->in_w, a->out_w, &lo[q], &hi[q]);
+        if (lo[q] > L) L = lo[q];
+        if (hi[q] < H) H = hi[q];
+    }
+    if (L >= H) { /* no column that all three taps reach: one tap at a time */
+        for (uint32_t q = 0; q < 3u; q++) dm_wgrad_1x1_s1(a, m, c, xc, kh, q);
+        return;
+    }
+    float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f;
+    for (uint32_t n = 0; n < a->batch; n++) {
+        const float *dyn = a->dY + (n * a->out_ch + m) * oplane;
+        const float *xn = a->X + (n * a->in_ch + xc) * plane;
+        for (uint32_t oh = oh0; oh < oh1; oh++) {
+            const float *d = dyn + oh * a->out_w;
+            /* x[ow + q] is the input of output column ow and tap q */
+            const float *x = xn + (uint32_t)((int32_t)(oh * a->stride_h) + dh) * a->in_w - pl;
+            for (uint32_t o = lo[0]; o < L; o++) c0 = fmaf(d[o], x[o], c0);
+            for (uint32_t o = lo[1]; o < L; o++) c1 = fmaf(d[o], x[o + 1u], c1);
+            for (uint32_t o = lo[2]; o < L; o++) c2 = fmaf(d[o], x[o + 2u], c2);
+            uint32_t ow = L;
+            for (; ow + 8u <= H; ow += 8u) dm_k3_cols(d + ow, x + ow, 8u, &c0, &c1, &c2);
+            for (; ow < H; ow++) dm_k3_cols(d + ow, x + ow, 1u, &c0, &c1, &c2);
+            for (uint32_t o = H; o < hi[0]; o++) c0 = fmaf(d[o], x[o], c0);
+            for (uint32_t o = H; o < hi[1]; o++) c1 = fmaf(d[o], x[o + 1u], c1);
+            for (uint32_t o = H; o < hi[2]; o++) c2 = fmaf(d[o], x[o + 2u], c2);
+        }
+    }
+    float *dw = a->dW + (m * cg + c) * taps + kh * 3u;
+    dw[0] = c0;
+    dw[1] = c1;
+    dw[2] = c2;
+}
+
+DM_INLINE void dm_wgrad_block(const dm_conv2d_grad_args_t *a, uint32_t m0, uint32_t mb,
+                              uint32_t c0, uint32_t cb, uint32_t xc0, uint32_t kh, uint32_t kw,
+                              uint32_t SW)
+{
+    if (mb == 4u && cb == 4u) {
+        (SW ? dm_wgrad_4x4_s1 : dm_wgrad_4x4)(a, m0, c0, xc0, kh, kw);
+    } else if (mb == 4u) {
+        for (uint32_t j = 0; j < cb; j++)
+            (SW ? dm_wgrad_4x1_s1 : dm_wgrad_4x1)(a, m0, c0 + j, xc0 + j, kh, kw);
+    } else if (cb == 4u) {
+        for (uint32_t i = 0; i < mb; i++)
+            (SW ? dm_wgrad_1x4_s1 : dm_wgrad_1x4)(a, m0 + i, c0, xc0, kh, kw);
+    } else {
+        for (uint32_t i = 0; i < mb; i++)
+            for (uint32_t j = 0; j < cb; j++)
+                (SW ? dm_wgrad_1x1_s1 : dm_wgrad_1x1)(a, m0 + i, c0 + j, xc0 + j, kh, kw);
     }
 }
 
@@ -92,32 +634,26 @@ void dm_conv2d_grad_weight_fp32(void *args)
 {
     const dm_conv2d_grad_args_t *a = (const dm_conv2d_grad_args_t *)args;
     const uint32_t cg = a->in_ch / a->groups, mg = a->out_ch / a->groups;
-    const uint32_t plane = a->in_h * a->in_w, oplane = a->out_h * a->out_w;
-    const uint32_t taps = a->k_h * a->k_w;
+    const uint32_t oplane = a->out_h * a->out_w, taps = a->k_h * a->k_w;
+    const uint32_t mblocks = (mg + 3u) / 4u, cblocks = (cg + 3u) / 4u;
     uint32_t e0, e1;
-    if (a->dW != NULL) {
-        dm_chunk(a->out_ch * cg * taps, &e0, &e1);
+    if (a->dW != NULL && mg == 1u && cg == 1u && a->k_w == 3u && a->stride_w == 1u &&
+        a->dil_w == 1u) { /* depthwise, three taps wide: units (g, kh) */
+        dm_chunk(a->groups * a->k_h, &e0, &e1);
+        for (uint32_t e = e0; e < e1; e++) dm_wgrad_k3(a, e / a->k_h, 0u, e / a->k_h, e % a->k_h);
+    } else if (a->dW != NULL) {
+        /* units (g, block of 4 output channels, block of 4 input channels, kh, kw) */
+        dm_chunk(a->groups * mblocks * cblocks * taps, &e0, &e1);
         for (uint32_t e = e0; e < e1; e++) {
             const uint32_t kw = e % a->k_w, kh = (e / a->k_w) % a->k_h;
-            const uint32_t c = (e / taps) % cg, m = e / (taps * cg);
-            const uint32_t xc = (m / mg) * cg + c;
-            const int32_t dh = (int32_t)(kh * a->dil_h) - (int32_t)a->pad_top;
-            const int32_t dw = (int32_t)(kw * a->dil_w) - (int32_t)a->pad_left;
-            uint32_t oh0, oh1, ow0, ow1;
-            dm_window_range(dh, a->stride_h, a->in_h, a->out_h, &oh0, &oh1);
-            dm_window_range(dw, a->stride_w, a->in_w, a->out_w, &ow0, &ow1);
-            float acc = 0.0f;
-            for (uint32_t n = 0; n < a->batch; n++) {
-                const float *dy = a->dY + (n * a->out_ch + m) * oplane;
-                const float *x = a->X + (n * a->in_ch + xc) * plane;
-                for (uint32_t oh = oh0; oh < oh1; oh++) {
-                    const float *xr = x + (uint32_t)((int32_t)(oh * a->stride_h) + dh) * a->in_w;
-                    for (uint32_t ow = ow0; ow < ow1; ow++)
-                        acc += dy[oh * a->out_w + ow] *
-                               xr[(uint32_t)((int32_t)(ow * a->stride_w) + dw)];
-                }
-            }
-            a->dW[e] = acc;
+            const uint32_t cblk = (e / taps) % cblocks, mblk = (e / (taps * cblocks)) % mblocks;
+            const uint32_t g = e / (taps * cblocks * mblocks);
+            const uint32_t m0 = g * mg + 4u * mblk, c0 = 4u * cblk;
+            const uint32_t mb = dm_min(4u, mg - 4u * mblk), cb = dm_min(4u, cg - c0);
+            if (a->stride_w == 1u)
+                dm_wgrad_block(a, m0, mb, c0, cb, g * cg + c0, kh, kw, 1u);
+            else
+                dm_wgrad_block(a, m0, mb, c0, cb, g * cg + c0, kh, kw, 0u);
         }
     }
     if (a->dB != NULL) {

@@ -1,55 +1,152 @@
-/* Gemm: parallel over the output rows; every output element sums
- * k = 0..K-1 in order in a float (the blocking below keeps that order).
+/* Gemm: parallel over the output rows (dm_chunk of M by pi_core_id()).
  *
- * Register blocking: 4 x 4 output elements per step of k, so each loaded
- * element of A' and B' serves four multiply-adds (8 loads for 16 MACs); the
- * edges of a core's rows and of N take the one-element path. Multiply and
- * add stay separate operations (strict C11: no contraction into fused
- * multiply-adds), so every target computes the same bits. */
+ * Every output sums k = 0..K-1 in order in a float with one fused
+ * multiply-add per term, acc = fmaf(A'[m,k], B'[k,n], acc) from acc = 0, and
+ * then y = alpha * acc (+ beta * C: a separate multiply and add). fmaf rounds
+ * once, as IEEE 754 defines it, so every target computes the same bits
+ * (RV32F's fmadd.s, the host's libm fmaf) whatever the blocking and the team
+ * size: the edge paths below sum in the same order as the blocked body.
+ *
+ * Register blocking: a micro-tile of MR x NR outputs (4 x 4 in the body,
+ * 4 x 1 and 1 x 4 and 1 x 1 at the edges of a core's rows and of N) stays in
+ * registers while k runs innermost, so each loaded element of A' or B' serves
+ * NR or MR multiply-adds (8 loads for 16 in the body). The four transpose
+ * forms are four instances of one inline body in which the storage layout is
+ * a compile-time constant: an operand stored with k contiguous is read
+ * through one pointer per row of A' (column of B') and the k loop is unrolled
+ * (immediate offsets, one increment per pointer per KU steps); an operand
+ * stored with m (n) contiguous is read through one pointer at immediate
+ * offsets, moved by one row per step of k. */
+#include <math.h>
+
 #include "dm_gemm.h"
 
+#define DM_INLINE static inline __attribute__((always_inline))
+
+/* A'[m,k] = A[m * a_sm + k * a_sk], B'[k,n] = B[k * b_sk + n * b_sn], where
+ * a_rows says a_sk == 1 (else a_sm == 1) and b_cols says b_sk == 1 (else
+ * b_sn == 1); ku: steps of k per iteration of the k loop (1, 2 or 4). Each
+ * instance gets a_rows, b_cols and ku as constants. */
 typedef struct {
-    const float *A, *B;
-    uint32_t a_sm, a_sk, b_sk, b_sn, K;
+    const dm_gemm_args_t *args;
+    uint32_t a_sm, a_sk, b_sk, b_sn;
+    int a_rows, b_cols;
+    uint32_t ku;
 } dm_gemm_view_t;
 
-static float dm_dot(const dm_gemm_view_t *v, uint32_t m, uint32_t n)
+/* One step of k at offset u (in elements, for the k-contiguous operands):
+ * c[i][j] += A'[.., k] * B'[k, ..], then the strided operands move on. */
+DM_INLINE void dm_step(const dm_gemm_view_t *v, const float *pa[4], const float *pb[4],
+                       uint32_t u, uint32_t MR, uint32_t NR, float c[4][4])
 {
-    const float *ap = v->A + m * v->a_sm, *bp = v->B + n * v->b_sn;
-    float acc = 0.0f;
-    for (uint32_t k = 0; k < v->K; k++) acc += ap[k * v->a_sk] * bp[k * v->b_sk];
-    return acc;
+    float x[4], y[4];
+#pragma GCC unroll 4
+    for (uint32_t i = 0; i < MR; i++) x[i] = v->a_rows ? pa[i][u] : pa[0][i];
+#pragma GCC unroll 4
+    for (uint32_t j = 0; j < NR; j++) y[j] = v->b_cols ? pb[j][u] : pb[0][j];
+#pragma GCC unroll 4
+    for (uint32_t i = 0; i < MR; i++)
+#pragma GCC unroll 4
+        for (uint32_t j = 0; j < NR; j++) c[i][j] = fmaf(x[i], y[j], c[i][j]);
+    if (!v->a_rows) pa[0] += v->a_sk;
+    if (!v->b_cols) pb[0] += v->b_sk;
 }
 
-static void dm_block4x4(const dm_gemm_view_t *v, uint32_t m, uint32_t n, float acc[4][4])
+/* The k-contiguous operands move on by `steps` elements. */
+DM_INLINE void dm_advance(const dm_gemm_view_t *v, const float *pa[4], const float *pb[4],
+                          uint32_t steps, uint32_t MR, uint32_t NR)
 {
-    const float *a0 = v->A + m * v->a_sm, *a1 = a0 + v->a_sm, *a2 = a1 + v->a_sm,
-                *a3 = a2 + v->a_sm;
-    const float *b0 = v->B + n * v->b_sn, *b1 = b0 + v->b_sn, *b2 = b1 + v->b_sn,
-                *b3 = b2 + v->b_sn;
-    float c00 = 0.0f, c01 = 0.0f, c02 = 0.0f, c03 = 0.0f, c10 = 0.0f, c11 = 0.0f, c12 = 0.0f,
-          c13 = 0.0f, c20 = 0.0f, c21 = 0.0f, c22 = 0.0f, c23 = 0.0f, c30 = 0.0f, c31 = 0.0f,
-          c32 = 0.0f, c33 = 0.0f;
-    const uint32_t ask = v->a_sk, bsk = v->b_sk;
-    for (uint32_t k = 0, ia = 0, ib = 0; k < v->K; k++, ia += ask, ib += bsk) {
-        const float x0 = a0[ia], x1 = a1[ia], x2 = a2[ia], x3 = a3[ia];
-        const float y0 = b0[ib], y1 = b1[ib], y2 = b2[ib], y3 = b3[ib];
-        c00 += x0 * y0; c01 += x0 * y1; c02 += x0 * y2; c03 += x0 * y3;
-        c10 += x1 * y0; c11 += x1 * y1; c12 += x1 * y2; c13 += x1 * y3;
-        c20 += x2 * y0; c21 += x2 * y1; c22 += x2 * y2; c23 += x2 * y3;
-        c30 += x3 * y0; c31 += x3 * y1; c32 += x3 * y2; c33 += x3 * y3;
+#pragma GCC unroll 4
+    for (uint32_t i = 0; i < MR; i++)
+        if (v->a_rows) pa[i] += steps;
+#pragma GCC unroll 4
+    for (uint32_t j = 0; j < NR; j++)
+        if (v->b_cols) pb[j] += steps;
+}
+
+/* Y[m+i, n+j] for i < MR, j < NR: the k loop, then the epilogue. */
+DM_INLINE void dm_tile(const dm_gemm_view_t *v, uint32_t m, uint32_t n, uint32_t MR,
+                       uint32_t NR)
+{
+    const dm_gemm_args_t *a = v->args;
+    const float *pa[4], *pb[4];
+    float c[4][4];
+#pragma GCC unroll 4
+    for (uint32_t i = 0; i < MR; i++) pa[i] = a->A + (m + i) * v->a_sm;
+#pragma GCC unroll 4
+    for (uint32_t j = 0; j < NR; j++) pb[j] = a->B + (n + j) * v->b_sn;
+#pragma GCC unroll 4
+    for (uint32_t i = 0; i < MR; i++)
+#pragma GCC unroll 4
+        for (uint32_t j = 0; j < NR; j++) c[i][j] = 0.0f;
+
+    uint32_t k = a->K;
+    if (v->ku > 1u) {
+        /* the loop ends on A's first pointer: no counter */
+        const float *const end = pa[0] + (k / v->ku) * v->ku * v->a_sk;
+        while (pa[0] != end) {
+#pragma GCC unroll 4
+            for (uint32_t u = 0; u < v->ku; u++) dm_step(v, pa, pb, u, MR, NR, c);
+            dm_advance(v, pa, pb, v->ku, MR, NR);
+        }
+        k %= v->ku;
     }
-    acc[0][0] = c00; acc[0][1] = c01; acc[0][2] = c02; acc[0][3] = c03;
-    acc[1][0] = c10; acc[1][1] = c11; acc[1][2] = c12; acc[1][3] = c13;
-    acc[2][0] = c20; acc[2][1] = c21; acc[2][2] = c22; acc[2][3] = c23;
-    acc[3][0] = c30; acc[3][1] = c31; acc[3][2] = c32; acc[3][3] = c33;
+    for (; k > 0u; k--) {
+        dm_step(v, pa, pb, 0u, MR, NR, c);
+        dm_advance(v, pa, pb, 1u, MR, NR);
+    }
+
+    /* y = alpha * acc (+ beta * C); a factor of 1 is exact, so alpha = 1
+     * skips its multiply */
+    const float alpha = a->alpha;
+    if (alpha != 1.0f) {
+#pragma GCC unroll 4
+        for (uint32_t i = 0; i < MR; i++)
+#pragma GCC unroll 4
+            for (uint32_t j = 0; j < NR; j++) c[i][j] = alpha * c[i][j];
+    }
+    float *y = a->Y + m * a->N + n;
+    const float *cp = a->C;
+    if (cp != NULL) {
+        const float beta = a->beta;
+        const uint32_t cm = a->c_stride_m;
+        cp += m * cm + n * a->c_stride_n;
+        if (a->c_stride_n != 0u) { /* [N], [1,N], [M,N]: a row of C per row of Y */
+#pragma GCC unroll 4
+            for (uint32_t i = 0; i < MR; i++, cp += cm)
+#pragma GCC unroll 4
+                for (uint32_t j = 0; j < NR; j++) c[i][j] = c[i][j] + beta * cp[j];
+        } else { /* [], [M,1]: one value per row of Y */
+#pragma GCC unroll 4
+            for (uint32_t i = 0; i < MR; i++, cp += cm) {
+                const float b = beta * cp[0];
+#pragma GCC unroll 4
+                for (uint32_t j = 0; j < NR; j++) c[i][j] = c[i][j] + b;
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (uint32_t i = 0; i < MR; i++, y += a->N)
+#pragma GCC unroll 4
+        for (uint32_t j = 0; j < NR; j++) y[j] = c[i][j];
 }
 
-static void dm_store(const dm_gemm_args_t *a, uint32_t m, uint32_t n, float acc)
+/* This core's rows [m0, m1): 4 x 4 tiles, then 4 x 1 for the last N % 4
+ * columns; the last (m1 - m0) % 4 rows as 1 x 4 and 1 x 1 tiles. */
+DM_INLINE void dm_rows(const dm_gemm_view_t *v, uint32_t m0, uint32_t m1)
 {
-    float y = a->alpha * acc;
-    if (a->C != NULL) y += a->beta * a->C[m * a->c_stride_m + n * a->c_stride_n];
-    a->Y[m * a->N + n] = y;
+    const uint32_t N = v->args->N;
+    uint32_t m = m0;
+    for (; m + 4u <= m1; m += 4u) {
+        uint32_t n = 0;
+        for (; n + 4u <= N; n += 4u) dm_tile(v, m, n, 4u, 4u);
+        for (; n < N; n++) dm_tile(v, m, n, 4u, 1u);
+    }
+    for (; m < m1; m++) {
+        uint32_t n = 0;
+        for (; n + 4u <= N; n += 4u) dm_tile(v, m, n, 1u, 4u);
+        for (; n < N; n++) dm_tile(v, m, n, 1u, 1u);
+    }
 }
 
 void dm_gemm_fp32(void *args)
@@ -58,21 +155,19 @@ void dm_gemm_fp32(void *args)
     const uint32_t M = a->M, N = a->N, K = a->K;
     uint32_t m0, m1;
     dm_chunk(M, &m0, &m1);
-    /* element strides of A'[m,k] and B'[k,n] in storage */
-    const dm_gemm_view_t v = {a->A, a->B, a->trans_a ? 1u : K, a->trans_a ? M : 1u,
-                              a->trans_b ? 1u : N, a->trans_b ? K : 1u, K};
-    uint32_t m = m0;
-    for (; m + 4u <= m1; m += 4u) {
-        uint32_t n = 0;
-        for (; n + 4u <= N; n += 4u) {
-            float acc[4][4];
-            dm_block4x4(&v, m, n, acc);
-            for (uint32_t i = 0; i < 4u; i++)
-                for (uint32_t j = 0; j < 4u; j++) dm_store(a, m + i, n + j, acc[i][j]);
-        }
-        for (; n < N; n++)
-            for (uint32_t i = 0; i < 4u; i++) dm_store(a, m + i, n, dm_dot(&v, m + i, n));
+    /* unrolling k pays where an operand is k-contiguous (its loads take
+     * immediate offsets); by 4 when both are (8 pointers to move) */
+    if (!a->trans_a && !a->trans_b) {
+        const dm_gemm_view_t v = {a, K, 1u, N, 1u, 1, 0, 2u};
+        dm_rows(&v, m0, m1);
+    } else if (!a->trans_a) {
+        const dm_gemm_view_t v = {a, K, 1u, 1u, K, 1, 1, 4u};
+        dm_rows(&v, m0, m1);
+    } else if (!a->trans_b) {
+        const dm_gemm_view_t v = {a, 1u, M, N, 1u, 0, 0, 1u};
+        dm_rows(&v, m0, m1);
+    } else {
+        const dm_gemm_view_t v = {a, 1u, M, 1u, K, 0, 1, 2u};
+        dm_rows(&v, m0, m1);
     }
-    for (; m < m1; m++)
-        for (uint32_t n = 0; n < N; n++) dm_store(a, m, n, dm_dot(&v, m, n));
 }
