@@ -13,6 +13,7 @@ emulation catches the reused request."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -117,6 +118,8 @@ MAIN = r"""
 #include <stdio.h>
 #include <string.h>
 #include "pmsis.h"
+#include "bsp/ram.h"
+#include "bsp/ram/hyperram.h"
 #include "dm_dma.h"
 
 uint32_t dm_arena_L3;
@@ -129,9 +132,9 @@ static void body(uint32_t a, float *b)
 
 int main(void)
 {
-    struct pi_default_ram_conf conf;
+    struct pi_hyperram_conf conf;
     float src[24], dst[24];
-    pi_default_ram_conf_init(&conf);
+    pi_hyperram_conf_init(&conf);
     pi_open_from_conf(&dm_ram, &conf);
     if (pi_ram_open(&dm_ram) != 0) return 1;
     if (pi_ram_alloc(&dm_ram, &dm_arena_L3, sizeof src) != 0) return 1;
@@ -144,21 +147,26 @@ int main(void)
 """
 
 
-def _emit_and_run(tmp: Path, wait_each: bool) -> subprocess.CompletedProcess[str]:
+def _statements(ir: str, spec: str, args: list[str]) -> list[str]:
+    """The C statements of the one function of `ir` after the passes `spec`."""
     from xdsl.parser import Parser
 
-    from deeploy_mlir.emitters.c import function_statements, runtime_dir
+    from deeploy_mlir.emitters.c import function_statements
     from deeploy_mlir.pipeline import make_context, parse_pipeline
 
     ctx = make_context()
-    module = Parser(ctx, RANK3).parse_module()
-    spec = f"dma-decompose{{engine=gap9 wait_each={'true' if wait_each else 'false'}}}"
+    module = Parser(ctx, ir).parse_module()
     for p in parse_pipeline(spec).passes:
         p.apply(ctx, module)
     fn = next(iter(module.ops))
-    lines = function_statements(fn, ["a", "b"])  # type: ignore[arg-type]
+    return function_statements(fn, args)  # type: ignore[arg-type]
+
+
+def _build_and_run(tmp: Path, main: str) -> subprocess.CompletedProcess[str]:
+    from deeploy_mlir.emitters.c import runtime_dir
+
     src = tmp / "main.c"
-    src.write_text(MAIN % "\n".join(lines))
+    src.write_text(main)
     rt = runtime_dir()
     exe = tmp / "main"
     build = subprocess.run(
@@ -182,6 +190,11 @@ def _emit_and_run(tmp: Path, wait_each: bool) -> subprocess.CompletedProcess[str
     return subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
 
 
+def _emit_and_run(tmp: Path, wait_each: bool) -> subprocess.CompletedProcess[str]:
+    spec = f"dma-decompose{{engine=gap9 wait_each={'true' if wait_each else 'false'}}}"
+    return _build_and_run(tmp, MAIN % "\n".join(_statements(RANK3, spec, ["a", "b"])))
+
+
 def test_per_subcopy_waits_make_the_shared_request_safe(tmp_path: Path) -> None:
     r = _emit_and_run(tmp_path, wait_each=True)
     assert r.returncode == 0, r.stderr
@@ -194,3 +207,100 @@ def test_without_the_waits_the_emulation_catches_the_reused_request(tmp_path: Pa
     r = _emit_and_run(tmp_path, wait_each=False)
     assert r.returncode != 0
     assert "reused while a transfer is in flight" in r.stderr, r.stderr
+
+
+# -- the cluster DMA's transfer ids ------------------------------------------
+
+# Rows 0..19, columns 0..2 of the first two of four planes of a
+# memref<20x4x6xf32> in L2 into an L1 tile: per row two runs of 12 bytes, 24
+# apart -- rank 3 for mchan (rank 2), so dma-decompose peels box dim 0 into 20
+# sub-copies of 2 rows each, all on one request.
+RANK3_MCHAN = """
+func.func @f(%a: memref<20x4x6xf32, "L2">, %b: memref<20x2x3xf32, "L1">) {
+  %c0 = arith.constant 0 : index
+  %t = dma.copy %a[%c0, %c0, %c0] -> %b[%c0, %c0, %c0] sizes [20, 2, 3]
+       : memref<20x4x6xf32, "L2">, memref<20x2x3xf32, "L1">
+  dma.wait %t
+  func.return
+}
+"""
+
+MAIN_MCHAN = r"""
+#include <stdio.h>
+#include "pmsis.h"
+#include "dm_dma.h"
+
+static void body(float *a, float *b)
+{
+%s
+}
+
+int main(void)
+{
+    static float src[20 * 4 * 6], dst[20 * 2 * 3];
+    for (int i = 0; i < 20 * 4 * 6; i++) src[i] = (float)i;
+    body(src, dst);
+    for (int i = 0; i < 20 * 2 * 3; i++) printf("%%g\n", (double)dst[i]);
+    return 0;
+}
+"""
+
+
+def test_mchan_sub_copies_do_not_leak_transfer_ids(tmp_path: Path) -> None:
+    """Each mchan transfer holds one of 16 transfer ids until the wait on its
+    command, and a wait frees only the command's latest: the emitter waits for
+    the previous sub-copy on the command before issuing the next, so 20
+    sub-copies on one command run (and move the bytes numpy says). With those
+    waits taken out of the emitted C, the emulation stops at the 17th issue,
+    as the board would stall."""
+    lines = _statements(RANK3_MCHAN, "dma-decompose{engine=pulp-open}", ["a", "b"])
+    issues = [ln for ln in lines if "pi_cl_dma_cmd_2d(" in ln]
+    assert len(issues) == 1  # one issue, in the loop of 20
+    guards = [ln for ln in lines if "pi_cl_dma_cmd_wait(" in ln and ln.lstrip().startswith("if")]
+    assert len(guards) == 1
+    r = _build_and_run(tmp_path, MAIN_MCHAN % "\n".join(lines))
+    assert r.returncode == 0, r.stderr
+    got = np.array([float(x) for x in r.stdout.split()], dtype=np.float32)
+    want = np.arange(20 * 4 * 6, dtype=np.float32).reshape(20, 4, 6)[:, :2, :3]
+    np.testing.assert_array_equal(got, want.ravel())
+    assert "dm-host: dma L2->L1 transfers=20 bytes=480" in r.stderr
+    leaky = [ln for ln in lines if ln not in guards]
+    r = _build_and_run(tmp_path, MAIN_MCHAN % "\n".join(leaky))
+    assert r.returncode == 3
+    assert "all 16 cluster-DMA transfer ids are taken (16 of them" in r.stderr, r.stderr
+
+
+# -- determinism ---------------------------------------------------------------
+
+
+def test_multibuffered_compile_is_byte_identical_across_hash_seeds(tmp_path: Path) -> None:
+    """dma-multibuffer and dma-decompose order what they emit by the IR, not by
+    hashes: mlp_wide, tiled at 8 KiB of L1 and double buffered on both hops
+    (weights in L3), compiles to the same bytes under three PYTHONHASHSEED
+    values: the project, and the IR but for tile-select's solver time."""
+    import os
+    import sys
+
+    d = EXAMPLES[-1]
+    outs = []
+    for seed in ("0", "1", "4242"):
+        out = tmp_path / f"p{seed}"
+        ir = tmp_path / f"ir{seed}.mlir"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        opts = ["--l1", "8192", "--weights-in-l3", "--buffering", "double", "--emit-ir", str(ir)]
+        r = subprocess.run(
+            [sys.executable, "-m", "deeploy_mlir.cli", "lower", str(d), "-o", str(out), *opts],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert r.returncode == 0, r.stderr
+        files = {
+            f.relative_to(out).as_posix(): f.read_bytes() for f in out.rglob("*") if f.is_file()
+        }
+        # the IR without tile-select's solver time (a measurement, not output)
+        text = re.sub(r"tiling\.solver_ms = \d+ : i64, ", "", ir.read_text())
+        outs.append((files, text))
+    text = outs[0][1]
+    assert "dma.request count 2" in text and "dma.slot" in text  # rings were made
+    assert all(o == outs[0] for o in outs[1:])

@@ -2,14 +2,18 @@
 levels, decomposed for every engine, move exactly the bytes of the original
 copy (interpreted: every sub-copy lands at a wait), every sub-copy is one
 transfer its engine accepts, and the canonical access pattern of a copy
-covers exactly the box's bytes."""
+covers exactly the box's bytes. Large copies (runs of up to 64 KiB, up to
+640 KiB in all) exercise mchan's size limits: every cluster-DMA sub-copy is
+checked against the limits pulp-sdk states (a 1-D size and a 2-D row length
+fit 16 bits, a 2-D size mchan_v7's 17-bit length field), written out here
+rather than read from the engine attribute."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import arith, func
@@ -44,6 +48,43 @@ def copies(
     return box, src_shape, src_off, perm, dst_shape + dst_off, engine, inward
 
 
+@st.composite
+def large_copies(
+    draw: st.DrawFn,
+) -> tuple[list[int], list[int], list[int], list[int], list[int], str, bool]:
+    """Rank 2-3 boxes (no transpose) with rows of up to 16383 floats (65532
+    bytes), often whole rows (merged into one run of up to 5 x 64 KiB)."""
+    rank = draw(st.integers(2, 3))
+    inner = draw(st.sampled_from([1, 5, 4096, 8192, 12000, 16383]))
+    box = [draw(st.integers(1, 5)) for _ in range(rank - 1)] + [inner]
+    src_shape = [b + draw(st.sampled_from([0, 0, 1])) for b in box]
+    src_off = [draw(st.integers(0, s - b)) for s, b in zip(src_shape, box, strict=True)]
+    dst_shape = [b + draw(st.sampled_from([0, 0, 1])) for b in box]
+    dst_off = [draw(st.integers(0, s - b)) for s, b in zip(dst_shape, box, strict=True)]
+    engine = draw(st.sampled_from(["mchan", "mchan", "gap9-ram", "pulp-open-ram"]))
+    inward = draw(st.booleans())
+    return box, src_shape, src_off, list(range(rank)), dst_shape + dst_off, engine, inward
+
+
+def _rows(n: int, floats: int, pad: int) -> tuple:
+    """n rows of `floats` floats of an L2 tensor with `pad` more per row, into
+    a whole L1 tile: 1-D when pad = 0 (one run of n * floats * 4 bytes)."""
+    return ([n, floats], [n, floats + pad], [0, 0], [0, 1], [n, floats, 0, 0], "mchan", True)
+
+
+#: mchan's limits as pulp-sdk states them (rtos/pulpos/common/include/pos/
+#: implem/dma.h: unsigned short 1-D size and 2-D row length; archi/dma/
+#: mchan_v7.h: MCHAN_CMD_CMD_LEN_WIDTH 17 for the 2-D size)
+MCHAN_1D, MCHAN_ROW, MCHAN_2D = 65535, 65535, 131071
+
+
+def _mchan_fits(sub: dma.CopyOp) -> bool:
+    dims = sub.pattern()
+    if len(dims) == 1:
+        return sub.bytes() <= MCHAN_1D
+    return dma.copy_rank(dims) == 2 and dims[-1].count <= MCHAN_ROW and sub.bytes() <= MCHAN_2D
+
+
 def _module(box, src_shape, src_off, perm, dst_shape, dst_off, src_lv, dst_lv):
     st_ = MemRefType(f32, src_shape, memory_space=StringAttr(src_lv))
     dt = MemRefType(f32, dst_shape, memory_space=StringAttr(dst_lv))
@@ -65,6 +106,42 @@ def _module(box, src_shape, src_off, perm, dst_shape, dst_off, src_lv, dst_lv):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(copies())
 def test_decomposed_copies_move_the_same_bytes(c) -> None:
+    _check_decomposition(c)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(large_copies())
+# the limits' edges: 1-D 65532 (one copy) and 65536 bytes (split); 2-D
+# 65536, 98304 and 131064 bytes in rows of 32768 or 65532 (one copy each) and
+# 131072 bytes (split)
+@example(_rows(1, 16383, 0))
+@example(_rows(2, 8192, 0))
+@example(_rows(2, 8192, 1))
+@example(_rows(3, 8192, 1))
+@example(_rows(2, 16383, 1))
+@example(_rows(4, 8192, 1))
+def test_large_decomposed_copies_fit_the_sdk_limits_and_move_the_same_bytes(c) -> None:
+    subs = _check_decomposition(c)
+    if c[5] == "mchan":
+        assert all(_mchan_fits(s) for s in subs)
+        # and no more sub-copies than needed: the copy itself when it fits
+        whole = _module(*_split(c))
+        (one,) = [o for o in whole.walk() if isinstance(o, dma.CopyOp)]
+        if _mchan_fits(one):
+            assert [s.box for s in subs] == [c[0]]
+
+
+def _split(c) -> tuple:
+    box, src_shape, src_off, perm, dst_rest, engine, inward = c
+    rank = len(box)
+    ext, loc = HOPS[engine]
+    src_lv, dst_lv = (ext, loc) if inward else (loc, ext)
+    return box, src_shape, src_off, perm, dst_rest[:rank], dst_rest[rank:], src_lv, dst_lv
+
+
+def _check_decomposition(c) -> list[dma.CopyOp]:
+    """Decompose the copy `c` for its engine, check every sub-copy is legal for
+    it, interpret, and compare the destination with numpy; the sub-copies."""
     box, src_shape, src_off, perm, dst_rest, engine, inward = c
     rank = len(box)
     dst_shape, dst_off = dst_rest[:rank], dst_rest[rank:]
@@ -98,6 +175,7 @@ def test_decomposed_copies_move_the_same_bytes(c) -> None:
         interp.register_implementations(f)
     interp.call_op("f", (src, dst))
     np.testing.assert_array_equal(dst, want)  # NaN where nothing was written
+    return subs
 
 
 @given(

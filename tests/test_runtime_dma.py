@@ -8,6 +8,10 @@ and their exit status. What is checked, from pmsis.h:
   order at its wait), but each takes one of 16 transfer ids that only the wait
   on its command's latest transfer, or pi_cl_dma_flush, gives back;
 - an L3 RAM request holds one transfer: reusing it in flight stops, naming it;
+- a wait on a command or request that never had a transfer stops
+  (DM_HOST_LENIENT=1: a warning, once per request);
+- the L3 RAM API is declared by the SDKs' bsp headers (bsp/ram.h, with
+  bsp/ram/hyperram.h or bsp/ram/aps25xxxn.h for the device), not pmsis.h;
 - a source written (or a destination written) while in flight stops, and so
   do copies in flight that touch each other's bytes;
 - 2-D copies (cluster DMA and L3 RAM) move the bytes numpy says;
@@ -51,14 +55,16 @@ PRELUDE = r"""
 #include <string.h>
 
 #include "pmsis.h"
+#include "bsp/ram.h"
+#include "bsp/ram/hyperram.h"
 #include "dm_dma.h"
 
 static struct pi_device ram;
-static struct pi_default_ram_conf ram_conf;
+static struct pi_hyperram_conf ram_conf;
 
 static inline void open_ram(void)
 {
-    pi_default_ram_conf_init(&ram_conf);
+    pi_hyperram_conf_init(&ram_conf);
     pi_open_from_conf(&ram, &ram_conf);
     if (pi_ram_open(&ram) != 0) exit(1);
 }
@@ -666,19 +672,26 @@ UNISSUED = r"""
 
 
 def test_a_wait_on_a_request_that_never_had_a_transfer(run) -> None:
-    """Returns at once with a warning (once per request): on the board an mchan
-    wait then frees transfer id 0 and an L3 RAM wait never returns.
-    DM_HOST_STRICT=1 makes it a stop."""
-    r = run(UNISSUED)
+    """Stops by default: on the board an mchan wait then frees transfer id 0
+    and an L3 RAM wait never returns. DM_HOST_LENIENT=1 makes it a warning
+    (once per request) and the program goes on; DM_HOST_LENIENT=0 is strict."""
+    for env in (None, {"DM_HOST_LENIENT": "0"}, {"DM_HOST_LENIENT": ""}):
+        r = run(UNISSUED, env=env)
+        assert r.returncode == STOP and "survived" not in r.stdout, env
+        (msg,) = stop_lines(r.stderr)
+        assert msg.startswith("dm-host: pi_cl_dma_cmd_wait on 'out[1]', which has no transfer")
+        assert "frees it, while another transfer may hold it" in msg
+    r = run(UNISSUED, env={"DM_HOST_LENIENT": "1"})
     assert r.returncode == 0, r.stderr
     assert "survived" in r.stdout
     warns = [ln for ln in r.stderr.splitlines() if ln.startswith("dm-host: warning")]
     assert len(warns) == 2
     assert "pi_cl_dma_cmd_wait on 'out[1]', which has no transfer issued" in warns[0]
     assert "pi_cl_ram_copy_wait on 'w_tok'" in warns[1] and "never returns" in warns[1]
-    r = run(UNISSUED, env={"DM_HOST_STRICT": "1"})
-    assert r.returncode == STOP and "survived" not in r.stdout
-    assert "pi_cl_dma_cmd_wait on 'out[1]', which has no transfer issued" in r.stderr
+    r = run(UNISSUED.replace("pi_cl_dma_cmd_wait(&c);", ""))  # the L3 wait alone
+    assert r.returncode == STOP
+    (msg,) = stop_lines(r.stderr)
+    assert "pi_cl_ram_copy_wait on 'w_tok', which has no transfer issued" in msg
 
 
 # ---------------------------------------------------------------- the synchronous copies
@@ -734,21 +747,64 @@ def test_req_name_does_nothing_against_a_real_sdk(tmp_path: Path) -> None:
     assert "dm_host_name_request" not in pre
 
 
-def test_bsp_headers_of_the_sdks_resolve_to_the_emulation(tmp_path: Path) -> None:
+def _compile(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
     src = tmp_path / "t.c"
-    src.write_text(
-        '#include "bsp/bsp.h"\n#include "bsp/ram.h"\n#include "bsp/ram/hyperram.h"\n'
-        "int f(struct pi_device *d);\n"
-        "int f(struct pi_device *d)\n{\n    static struct pi_hyperram_conf conf;\n"
-        "    pi_hyperram_conf_init(&conf);\n    pi_open_from_conf(d, &conf);\n"
-        "    return (int)pi_ram_open(d);\n}\n"
-    )
-    r = subprocess.run(
+    src.write_text(text)
+    return subprocess.run(
         [GCC, *WARN, *INCS, "-c", str(src), "-o", str(tmp_path / "t.o")],
         capture_output=True,
         text=True,
     )
+
+
+OPEN_RAM = """
+int f(struct pi_device *d);
+int f(struct pi_device *d)
+{
+    static struct CONF conf;
+    CONF_init(&conf);
+    pi_open_from_conf(d, &conf);
+    return (int)pi_ram_open(d);
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "includes,conf",
+    [
+        # pulp-sdk (PULPOpen, Siracusa): HyperRAM
+        (
+            '#include "pmsis.h"\n#include "bsp/ram.h"\n#include "bsp/ram/hyperram.h"',
+            "pi_hyperram_conf",
+        ),
+        # gap_sdk, GAP9 EVK: the APS25xxxN OctoSPI PSRAM (its bsp/gap9_evk.h default RAM)
+        (
+            '#include "pmsis.h"\n#include "bsp/ram.h"\n#include "bsp/ram/aps25xxxn.h"',
+            "pi_aps25xxxn_conf",
+        ),
+        # the umbrella header, with gap_sdk's name for the board's default RAM
+        ('#include "bsp/bsp.h"', "pi_default_ram_conf"),
+    ],
+    ids=["pulp-sdk", "gap_sdk-gap9", "bsp"],
+)
+def test_bsp_headers_of_the_sdks_resolve_to_the_emulation(
+    tmp_path: Path, includes: str, conf: str
+) -> None:
+    r = _compile(tmp_path, includes + "\n" + OPEN_RAM.replace("CONF", conf))
     assert r.returncode == 0, r.stderr
+
+
+def test_the_ram_api_needs_its_bsp_header(tmp_path: Path) -> None:
+    """As on the SDKs, pmsis.h alone does not declare the L3 RAM API: code
+    that forgets bsp/ram.h does not build here either."""
+    r = _compile(
+        tmp_path,
+        '#include "pmsis.h"\nvoid f(struct pi_device *d, void *p);\n'
+        "void f(struct pi_device *d, void *p)\n{\n    pi_cl_ram_req_t q;\n"
+        "    pi_cl_ram_copy(d, 0u, p, 4u, 1, &q);\n}\n",
+    )
+    assert r.returncode != 0
+    assert "pi_cl_ram_req_t" in r.stderr
 
 
 RV32_FLAGS = [*RV32_COMPILE, "-Wall", "-Wextra", "-Werror"]

@@ -5,14 +5,15 @@ Types and attributes:
 * ``!dma.token`` -- a DMA request: what a copy is issued on and what a wait
   waits for. ``dma.request`` makes a ring of ``count`` requests (slot 0 when
   used without an index).
-* ``#dma.engine<"name", L2 -> L1, rank = 2, max_bytes = 65536, align = 4,
-  shared_request = false>`` -- a DMA engine: the levels it connects (`ext`,
-  the larger and slower one, then `loc`), the highest rank of copy it takes
-  (1: one contiguous run; 2: rows of contiguous bytes on the `ext` side, with
-  the `loc` side contiguous), the most bytes one copy may move, the alignment
-  of addresses and sizes in bytes, and whether the sub-copies of one transfer
-  share one request that can hold a single transfer in flight (the GAP9 L3
-  RAM request does: each sub-copy must be waited before the next is issued).
+* ``#dma.engine<"name", L2 -> L1, rank = 2, max_bytes = 131071, max_row = 65535,
+  align = 4, shared_request = false>`` -- a DMA engine: the levels it connects
+  (`ext`, the larger and slower one, then `loc`), the highest rank of copy it
+  takes (1: one contiguous run; 2: rows of contiguous bytes on the `ext` side,
+  with the `loc` side contiguous), the most bytes one copy may move, the most
+  contiguous bytes of one run (a rank-1 copy's size, a rank-2 copy's row), the
+  alignment of addresses and sizes in bytes, and whether the sub-copies of one
+  transfer share one request that can hold a single transfer in flight (the
+  L3 RAM requests do: each sub-copy must be waited before the next is issued).
 
 Ops:
 
@@ -67,6 +68,9 @@ from xdsl.utils.exceptions import VerifyException
 from deeploy_mlir.dialects import training as T
 
 LEVELS = ("L3", "L2", "L1")
+#: unit attribute of the `scf.for` loops of sub-copies that dma-decompose
+#: makes out of one copy (all issued on one request)
+SUB_COPY_LOOP = "dma.sub_copies"
 
 
 @irdl_attr_definition
@@ -85,10 +89,17 @@ class EngineAttr(ParametrizedAttribute):
     loc: StringAttr
     rank: IntAttr
     max_bytes: IntAttr
+    max_row: IntAttr
     align: IntAttr
     shared_request: IntAttr
 
-    FIELDS: ClassVar[tuple[str, ...]] = ("rank", "max_bytes", "align", "shared_request")
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "rank",
+        "max_bytes",
+        "max_row",
+        "align",
+        "shared_request",
+    )
 
     def __init__(
         self,
@@ -97,6 +108,7 @@ class EngineAttr(ParametrizedAttribute):
         loc: str,
         rank: int,
         max_bytes: int,
+        max_row: int,
         align: int,
         shared_request: bool,
     ):
@@ -106,6 +118,7 @@ class EngineAttr(ParametrizedAttribute):
             StringAttr(loc),
             IntAttr(rank),
             IntAttr(max_bytes),
+            IntAttr(max_row),
             IntAttr(align),
             IntAttr(int(shared_request)),
         )
@@ -147,7 +160,7 @@ class EngineAttr(ParametrizedAttribute):
         printer.print_string(f'<"{self.engine.data}", {self.ext.data} -> {self.loc.data}')
         printer.print_string(
             f", rank = {self.rank.data}, max_bytes = {self.max_bytes.data}, "
-            f"align = {self.align.data}, "
+            f"max_row = {self.max_row.data}, align = {self.align.data}, "
             f"shared_request = {'true' if self.shared else 'false'}>"
         )
 
@@ -164,9 +177,14 @@ class EngineAttr(ParametrizedAttribute):
             raise VerifyException(
                 f"engine '{self.engine.data}': rank must be 1 or 2, got {self.rank.data}"
             )
-        if self.max_bytes.data <= 0 or self.align.data <= 0:
+        if self.max_bytes.data <= 0 or self.max_row.data <= 0 or self.align.data <= 0:
             raise VerifyException(
-                f"engine '{self.engine.data}': max_bytes and align must be positive"
+                f"engine '{self.engine.data}': max_bytes, max_row and align must be positive"
+            )
+        if self.max_row.data > self.max_bytes.data:
+            raise VerifyException(
+                f"engine '{self.engine.data}': max_row ({self.max_row.data}) exceeds max_bytes "
+                f"({self.max_bytes.data}): a row is part of one copy"
             )
         if self.shared_request.data not in (0, 1):
             raise VerifyException(f"engine '{self.engine.data}': shared_request is a boolean")
@@ -178,14 +196,18 @@ class EngineAttr(ParametrizedAttribute):
 
 #: cluster DMA (mchan) of PULPOpen/Siracusa and GAP9: L2 <-> L1, 1-D and 2-D;
 #: byte-granular; one command struct may be reused while in flight (transfers
-#: complete in order)
-MCHAN = EngineAttr("mchan", "L2", "L1", 2, 65536, 1, False)
+#: complete in order; the C emitter waits for a command's previous sub-copy
+#: before it issues the next, so that no transfer id leaks). Sizes as pulp-sdk
+#: passes them (rtos/pulpos/common/include/pos/implem/dma.h): a 1-D size and a
+#: 2-D row length as unsigned short (at most 65535 bytes), a 2-D size into
+#: mchan_v7's 17-bit length field (archi/dma/mchan_v7.h: at most 131071 bytes)
+MCHAN = EngineAttr("mchan", "L2", "L1", 2, 0x1FFFF, 0xFFFF, 1, False)
 #: PULPOpen's L3 RAM copies (pi_cl_ram_copy/_2d): a pi_cl_ram_req_t holds one
 #: transfer, so the sub-copies of one transfer on one request are waited for
 #: one by one, as on GAP9
-PULP_OPEN_RAM = EngineAttr("pulp-open-ram", "L3", "L2", 2, 1 << 20, 4, True)
+PULP_OPEN_RAM = EngineAttr("pulp-open-ram", "L3", "L2", 2, 1 << 20, 1 << 20, 4, True)
 #: GAP9's L3 RAM copies: the sub-copies of one transfer share one request
-GAP9_RAM = EngineAttr("gap9-ram", "L3", "L2", 2, 1 << 20, 4, True)
+GAP9_RAM = EngineAttr("gap9-ram", "L3", "L2", 2, 1 << 20, 1 << 20, 4, True)
 
 ENGINES: dict[str, EngineAttr] = {e.engine.data: e for e in (MCHAN, PULP_OPEN_RAM, GAP9_RAM)}
 TARGET_ENGINES: dict[str, tuple[EngineAttr, ...]] = {
@@ -484,6 +506,13 @@ class CopyOp(IRDLOperation):
             return (
                 f"the copy moves {self.bytes()} bytes, engine '{engine.engine.data}' at most "
                 f"{engine.max_bytes.data}"
+            )
+        run = self.pattern()[-1].count  # contiguous bytes: the whole copy (rank 1) or a row
+        if run > engine.max_row.data:
+            what = "one contiguous run" if r == 1 else "rows"
+            return (
+                f"the copy moves {what} of {run} bytes, engine '{engine.engine.data}' at most "
+                f"{engine.max_row.data} contiguous bytes"
             )
         return None
 

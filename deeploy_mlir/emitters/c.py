@@ -178,6 +178,26 @@ def _box_origin(base: str, shape: Sequence[int], offsets: Sequence[str], elem: i
     return f"((uintptr_t){base} + ({' + '.join(terms)}) * {elem}u)"
 
 
+def _mchan_previous_sub_copy(op: dma.CopyOp, cx: _FnCtx, req: str) -> list[str]:
+    """Before a cluster-DMA sub-copy of a dma-decompose loop nest (all issued on
+    one command), the wait for the previous one: each transfer takes one of
+    the DMA's 16 transfer ids and a wait frees only the command's latest, so
+    issuing several on one command would leak ids (the core stalls once all
+    16 are taken). The first sub-copy has no previous one (its command is
+    fresh or was waited for); the last is waited for by the copy's waits."""
+    loops: list[scf.ForOp] = []
+    parent = op.parent_op()
+    while isinstance(parent, scf.ForOp) and dma.SUB_COPY_LOOP in parent.attributes:
+        loops.append(parent)
+        parent = parent.parent_op()
+    if not loops:
+        return []
+    later = " || ".join(
+        f"{cx.ptr(lp.body.block.args[0])} != {cx.ptr(lp.lb)}" for lp in reversed(loops)
+    )
+    return [f"if ({later}) pi_cl_dma_cmd_wait(&{req}); /* the previous sub-copy */"]
+
+
 def _dma_copy(op: dma.CopyOp, cx: _FnCtx) -> list[str]:
     engine = op.engine
     if engine is None:
@@ -216,6 +236,7 @@ def _dma_copy(op: dma.CopyOp, cx: _FnCtx) -> list[str]:
     req = cx.request(op.token)
     if fam == "mchan":
         d = "PI_CL_DMA_DIR_EXT2LOC" if op.is_in else "PI_CL_DMA_DIR_LOC2EXT"
+        lines += _mchan_previous_sub_copy(op, cx, req)
         if len(dims) == 1:
             lines.append(f"pi_cl_dma_cmd({ext}, {loc}, {size}u, {d}, &{req});")
         else:

@@ -4,17 +4,23 @@ Every `dma.copy` on a hop of the given engines (a target name means all of
 its engines: pulp-open = mchan + pulp-open-ram, gap9 = mchan + gap9-ram) gets
 its engine. A copy of a higher rank than the engine takes (or of more bytes)
 becomes a loop nest of sub-copies: the box dims outermost on the loc side are
-peeled, one `scf.for` each, until the remaining box is one legal transfer.
+peeled, one `scf.for` each (marked `dma.sub_copies`), until the remaining box
+is one legal transfer: of the engine's rank, at most `max_bytes` bytes, with
+contiguous runs (rows) of at most `max_row` bytes.
 The sub-copies are issued on one request, created where the copy was (its
 token), or on the copy's ring slot when it had one; the copy's waits stay
 where they are and wait for all of them (on that slot). A copy whose sizes or
 strides the engine cannot align is an error naming the tensor.
 
 Where the engine's sub-copies share one request that holds a single transfer
-(`shared_request`, the GAP9 L3 RAM request) each sub-copy is waited before
-the next is issued. A copy that needs no decomposition stays as it is, fully
-asynchronous. `wait_each=false` drops those waits -- only to show, in tests,
-the bug they prevent.
+(`shared_request`, the L3 RAM requests of both targets) each sub-copy is
+waited before the next is issued. The cluster DMA's command may carry several
+transfers, but each takes one of 16 transfer ids that only the wait on the
+command's latest frees: the C emitter waits for the previous sub-copy of a
+`dma.sub_copies` loop nest before it issues the next (see emitters/c.py). A
+copy that needs no decomposition stays as it is, fully asynchronous.
+`wait_each=false` drops the waits between L3 sub-copies -- only to show, in
+tests, the bug they prevent.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder, InsertPoint
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -124,7 +130,8 @@ class DmaDecompose(ModulePass):
             lb, ub, one = _index(b, 0), _index(b, box[k]), _index(b, 1)
             end = scf.YieldOp()
             body = Block([end], arg_types=[IndexType()])
-            b.insert(scf.ForOp(lb, ub, one, [], Region(body)))
+            loop = b.insert(scf.ForOp(lb, ub, one, [], Region(body)))
+            loop.attributes[dma.SUB_COPY_LOOP] = UnitAttr()
             b = Builder(InsertPoint.before(end))
             iv = body.args[0]
             src_off[k] = b.insert(arith.AddiOp(src_off[k], iv)).result

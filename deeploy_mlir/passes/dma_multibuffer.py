@@ -6,9 +6,14 @@ Each tile buffer becomes a ring of `count` slots (`memref.alloc` of one more
 leading dim, `dma.slot` per iteration) and each copy a ring of requests
 (`dma.request count N`). Tile 0 is fetched before the loop; iteration i waits
 for its inputs, fetches tile i+1 into the next slot, waits until the output
-slot's previous write-back (tile i-count) has landed, computes, and starts
-the write-back of tile i without waiting; the loop's end waits for every
-write-back. The same boxes move as with single buffering, only earlier.
+slot's previous write-back (tile i-count) has landed -- only once there is
+one (`scf.if i >= count`; no wait at all when the loop has at most `count`
+tiles) --, computes, and starts the write-back of tile i without waiting;
+after the loop, one wait per output slot that a tile used (min(count, trip
+count) slots). No wait is ever issued on a request that has nothing in
+flight: on the board an mchan wait on a command that never had a transfer
+frees transfer id 0, and an L3 RAM wait on one never returns. The same boxes
+move as with single buffering, only earlier.
 
 It refuses, leaving the loop single-buffered with a `dma.remark` saying why:
 * an op whose output aliases an input (SGD, gradient accumulation, in-place
@@ -228,8 +233,9 @@ class DmaMultibuffer(ModulePass):
         b.insert(scf.IfOp(more, [], Region(then), None))
         tb = Builder(InsertPoint.before(then.last_op))  # type: ignore[arg-type]
         fetch(tb, nxt, tb.insert(arith.RemUIOp(nxt, _index(tb, n))).result)
-        for r in reqs_out:
-            b.insert(dma.WaitOp(r, slot))
+        trip = _trip_count(loop)
+        # the output slot's previous write-back (tile i - n), once there is one
+        _wait_previous(b, iv, n, trip, reqs_out, slot)
         # compute on the slots
         props = {k: p for k, p in compute.properties.items() if k != "operandSegmentSizes"}
         new = b.insert(
@@ -260,16 +266,50 @@ class DmaMultibuffer(ModulePass):
             Rewriter.erase_op(w)
         for c in ins + outs:
             Rewriter.erase_op(c, safe_erase=False)
-        # every write-back has landed after the loop
-        after = Builder(InsertPoint.after(loop))
-        ks = [_index(after, k) for k in range(n)]
-        for r in reqs_out:
-            for k in ks:
-                after.insert(dma.WaitOp(r, k))
+        # every write-back has landed after the loop: a wait per slot used
+        if reqs_out:
+            _wait_used(Builder(InsertPoint.after(loop)), loop, n, trip, reqs_out)
         for t in tiles:
             alloc = t.owner
             assert isinstance(alloc, Operation)
             Rewriter.erase_op(alloc)
+
+
+def _wait_previous(
+    b: Builder, iv: SSAValue, n: int, trip: int | None, reqs: list[SSAValue], slot: SSAValue
+) -> None:
+    """In iteration `iv` of a loop from 0, wait on slot `slot` of each request
+    ring for the copy of iteration iv - n: under `scf.if iv >= n`, since in the
+    first n iterations nothing was issued on the slot (a wait on a request that
+    never had a transfer frees mchan transfer id 0 on the board, and an L3 RAM
+    wait never returns); nothing at all when the loop has at most n iterations."""
+    if not reqs or (trip is not None and trip <= n):
+        return
+    used = b.insert(arith.CmpiOp(iv, _index(b, n), "uge")).result
+    then = Block([scf.YieldOp()])
+    b.insert(scf.IfOp(used, [], Region(then), None))
+    tb = Builder(InsertPoint.before(then.last_op))  # type: ignore[arg-type]
+    for r in reqs:
+        tb.insert(dma.WaitOp(r, slot))
+
+
+def _wait_used(
+    after: Builder, loop: scf.ForOp, n: int, trip: int | None, reqs: list[SSAValue]
+) -> None:
+    """After a loop from 0, wait on every slot of each request ring that an
+    iteration issued on: slots 0..min(n, trip)-1; with a trip count unknown
+    until run time, slot k under `scf.if ub > k`."""
+    ks = [_index(after, k) for k in range(n if trip is None else min(n, trip))]
+    for r in reqs:
+        for kv in ks:
+            if trip is not None:
+                after.insert(dma.WaitOp(r, kv))
+                continue
+            more = after.insert(arith.CmpiOp(loop.ub, kv, "ugt")).result
+            then = Block([scf.YieldOp()])
+            after.insert(scf.IfOp(more, [], Region(then), None))
+            inner = Builder(InsertPoint.before(then.last_op))  # type: ignore[arg-type]
+            inner.insert(dma.WaitOp(r, kv))
 
 
 _INDEX_TYPES = (arith.ConstantOp, arith.DivUIOp, arith.RemUIOp, arith.MuliOp, arith.AddiOp)
@@ -422,12 +462,7 @@ def _stage_stores(
     the loop, a wait on every slot that was used."""
     if not reqs_out:
         return
-    used = b.insert(arith.CmpiOp(loop.body.block.args[0], _index(b, n), "uge")).result
-    then = Block([scf.YieldOp()])
-    b.insert(scf.IfOp(used, [], Region(then), None))
-    tb = Builder(InsertPoint.before(then.last_op))  # type: ignore[arg-type]
-    for r in reqs_out:
-        tb.insert(dma.WaitOp(r, slot))
+    _wait_previous(b, loop.body.block.args[0], n, trip, reqs_out, slot)
     for c, r in zip(outs, reqs_out, strict=True):
         Rewriter.insert_op(
             dma.CopyOp(

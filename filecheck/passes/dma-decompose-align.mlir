@@ -12,4 +12,6 @@ func.func @flag(%a: memref<1xi1, "L3">, %b: memref<1xi1, "L2">, %z: index) {
   func.return
 }
 
-// CHECK: {{^}}deeploy-opt: error: dma-decompose: {{.*}}align{{.*$}}
+// CHECK-NOT: Traceback
+// CHECK:     {{^}}deeploy-opt: error: dma-decompose: the L3 -> L2 copy of %a cannot move on engine 'pulp-open-ram': engine 'pulp-open-ram' needs sizes and strides aligned to 4 bytes, the copy has 1{{$}}
+// CHECK-NOT: {{.}}

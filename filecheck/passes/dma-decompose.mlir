@@ -63,7 +63,7 @@ func.func @transpose(%a: memref<2x3x4xf32, "L3">, %b: memref<4x3x2xf32, "L2">,
 // GAP9-NEXT:      scf.for %[[J:.*]] = %[[LB2]] to %[[UB2]] step %[[ST2]] {
 // GAP9-NEXT:        %[[SJ:.*]] = arith.addi %s1, %[[J]] : index
 // GAP9-NEXT:        %[[DJ:.*]] = arith.addi %d1, %[[J]] : index
-// GAP9-NEXT:        %[[S:.*]] = dma.copy %a[%s0, %[[SJ]], %[[SK]]] -> %b[%[[DK]], %[[DJ]], %d2] sizes [2, 1, 1] perm [2, 1, 0] engine #dma.engine<"gap9-ram", L3 -> L2, rank = 2, max_bytes = 1048576, align = 4, shared_request = true> on %[[R]] : memref<2x3x4xf32, "L3">, memref<4x3x2xf32, "L2">
+// GAP9-NEXT:        %[[S:.*]] = dma.copy %a[%s0, %[[SJ]], %[[SK]]] -> %b[%[[DK]], %[[DJ]], %d2] sizes [2, 1, 1] perm [2, 1, 0] engine #dma.engine<"gap9-ram", L3 -> L2, rank = 2, max_bytes = 1048576, max_row = 1048576, align = 4, shared_request = true> on %[[R]] : memref<2x3x4xf32, "L3">, memref<4x3x2xf32, "L2">
 // The GAP9 L3 request holds one transfer in flight: every sub-copy is waited
 // before the next is issued.
 // GAP9-NEXT:        dma.wait %[[S]]
@@ -81,7 +81,7 @@ func.func @transpose(%a: memref<2x3x4xf32, "L3">, %b: memref<4x3x2xf32, "L2">,
 // PULP:         scf.for %[[K:.*]] = %{{.*}} to %[[UB]] step %{{.*}} {
 // PULP:           %[[UB2:.*]] = arith.constant 3 : index
 // PULP:           scf.for %[[J:.*]] = %{{.*}} to %[[UB2]] step %{{.*}} {
-// PULP:             %[[S:.*]] = dma.copy %a[%s0, %{{.*}}, %{{.*}}] -> %b[%{{.*}}, %{{.*}}, %d2] sizes [2, 1, 1] perm [2, 1, 0] engine #dma.engine<"pulp-open-ram", L3 -> L2, rank = 2, max_bytes = 1048576, align = 4, shared_request = true> on %[[R]] : memref<2x3x4xf32, "L3">, memref<4x3x2xf32, "L2">
+// PULP:             %[[S:.*]] = dma.copy %a[%s0, %{{.*}}, %{{.*}}] -> %b[%{{.*}}, %{{.*}}, %d2] sizes [2, 1, 1] perm [2, 1, 0] engine #dma.engine<"pulp-open-ram", L3 -> L2, rank = 2, max_bytes = 1048576, max_row = 1048576, align = 4, shared_request = true> on %[[R]] : memref<2x3x4xf32, "L3">, memref<4x3x2xf32, "L2">
 // PULP-NEXT:        dma.wait %[[S]]
 // PULP-NEXT:      }
 // PULP-NEXT:    }
@@ -144,7 +144,7 @@ func.func @box(%a: memref<4x6x8xf32, "L2">, %b: memref<2x3x4xf32, "L1">, %i: ind
 // GAP9-NEXT:    scf.for %[[K:.*]] = %{{.*}} to %[[TWO]] step %{{.*}} {
 // GAP9-NEXT:      %[[SO:.*]] = arith.addi %i, %[[K]] : index
 // GAP9-NEXT:      %[[DO:.*]] = arith.addi %z, %[[K]] : index
-// GAP9-NEXT:      %{{.*}} = dma.copy %a[%[[SO]], %z, %z] -> %b[%[[DO]], %z, %z] sizes [1, 3, 4] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 65536, align = 1, shared_request = false> on %[[R]] : memref<4x6x8xf32, "L2">, memref<2x3x4xf32, "L1">
+// GAP9-NEXT:      %{{.*}} = dma.copy %a[%[[SO]], %z, %z] -> %b[%[[DO]], %z, %z] sizes [1, 3, 4] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 131071, max_row = 65535, align = 1, shared_request = false> on %[[R]] : memref<4x6x8xf32, "L2">, memref<2x3x4xf32, "L1">
 // GAP9-NEXT:    }
 // GAP9-NEXT:    dma.wait %[[R]]
 // GAP9-NEXT:    %[[R2:.*]] = dma.request count 1
@@ -203,17 +203,17 @@ func.func @legal(%a: memref<8x6xf32, "L2">, %b: memref<4x3xf32, "L1">, %l3: memr
 }
 
 // GAP9-LABEL: func.func @legal
-// GAP9-NEXT:    %t = dma.copy %a[%i, %z] -> %b[%z, %z] sizes [4, 3] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 65536, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x3xf32, "L1">
-// GAP9-NEXT:    %u = dma.copy %l3[%i, %z] -> %c[%z, %z] sizes [4, 3] engine #dma.engine<"gap9-ram", L3 -> L2, rank = 2, max_bytes = 1048576, align = 4, shared_request = true> : memref<8x6xf32, "L3">, memref<4x3xf32, "L2">
-// GAP9-NEXT:    %v = dma.copy %w[%z, %z] -> %a[%z, %z] sizes [8, 6] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 65536, align = 1, shared_request = false> : memref<8x6xf32, "L1">, memref<8x6xf32, "L2">
+// GAP9-NEXT:    %t = dma.copy %a[%i, %z] -> %b[%z, %z] sizes [4, 3] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 131071, max_row = 65535, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x3xf32, "L1">
+// GAP9-NEXT:    %u = dma.copy %l3[%i, %z] -> %c[%z, %z] sizes [4, 3] engine #dma.engine<"gap9-ram", L3 -> L2, rank = 2, max_bytes = 1048576, max_row = 1048576, align = 4, shared_request = true> : memref<8x6xf32, "L3">, memref<4x3xf32, "L2">
+// GAP9-NEXT:    %v = dma.copy %w[%z, %z] -> %a[%z, %z] sizes [8, 6] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 131071, max_row = 65535, align = 1, shared_request = false> : memref<8x6xf32, "L1">, memref<8x6xf32, "L2">
 // GAP9-NEXT:    dma.wait %t
 // GAP9-NEXT:    dma.wait %u
 // GAP9-NEXT:    dma.wait %v
 // GAP9-NEXT:    func.return
 
 // PULP-LABEL: func.func @legal
-// PULP-NEXT:    %t = dma.copy %a[%i, %z] -> %b[%z, %z] sizes [4, 3] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 65536, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x3xf32, "L1">
-// PULP-NEXT:    %u = dma.copy %l3[%i, %z] -> %c[%z, %z] sizes [4, 3] engine #dma.engine<"pulp-open-ram", L3 -> L2, rank = 2, max_bytes = 1048576, align = 4, shared_request = true> : memref<8x6xf32, "L3">, memref<4x3xf32, "L2">
+// PULP-NEXT:    %t = dma.copy %a[%i, %z] -> %b[%z, %z] sizes [4, 3] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 131071, max_row = 65535, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x3xf32, "L1">
+// PULP-NEXT:    %u = dma.copy %l3[%i, %z] -> %c[%z, %z] sizes [4, 3] engine #dma.engine<"pulp-open-ram", L3 -> L2, rank = 2, max_bytes = 1048576, max_row = 1048576, align = 4, shared_request = true> : memref<8x6xf32, "L3">, memref<4x3xf32, "L2">
 // PULP-NEXT:    %v = dma.copy %w[%z, %z] -> %a[%z, %z] sizes [8, 6] engine #dma.engine<"mchan", {{.*}}> : memref<8x6xf32, "L1">, memref<8x6xf32, "L2">
 // PULP-NEXT:    dma.wait %t
 // PULP-NEXT:    dma.wait %u
@@ -231,10 +231,17 @@ func.func @legal(%a: memref<8x6xf32, "L2">, %b: memref<4x3xf32, "L1">, %l3: memr
 // Too many bytes for one transfer
 // =============================================================================
 //
-// A whole memref<20x1024xf32>, L2 -> L1: contiguous on both sides, so one dim
-// of 81920 bytes -- rank 1, but mchan moves at most 65536. Peel box dim 0
-// (loc step 4096, the largest): 20 sub-copies of one 4096-byte row, on one
-// request, no wait between them (mchan completes in order).
+// mchan's limits, as pulp-sdk passes the sizes (pos/implem/dma.h: a 1-D size
+// and a 2-D row length as unsigned short; archi/dma/mchan_v7.h: a 17-bit
+// length field for a 2-D size): one contiguous run (a 1-D copy, or a row) of
+// at most 65535 bytes, a 2-D copy of at most 131071.
+//
+// @big: a whole memref<20x1024xf32>, L2 -> L1: contiguous on both sides, so
+// one dim of 81920 bytes -- rank 1 and under 131071, but one run longer than
+// 65535. Peel box dim 0 (loc step 4096, the largest): 20 sub-copies of one
+// 4096-byte row, on one request, in a loop marked {dma.sub_copies}: the C
+// emitter waits for the previous sub-copy on the command before it issues the
+// next (each mchan transfer holds one of 16 transfer ids until its wait).
 func.func @big(%a: memref<20x1024xf32, "L2">, %b: memref<20x1024xf32, "L1">, %z: index) {
   %t = dma.copy %a[%z, %z] -> %b[%z, %z] sizes [20, 1024] : memref<20x1024xf32, "L2">, memref<20x1024xf32, "L1">
   dma.wait %t
@@ -249,9 +256,39 @@ func.func @big(%a: memref<20x1024xf32, "L2">, %b: memref<20x1024xf32, "L1">, %z:
 // GAP9-NEXT:    scf.for %[[K:.*]] = %{{.*}} to %[[N]] step %{{.*}} {
 // GAP9-NEXT:      %[[SO:.*]] = arith.addi %z, %[[K]] : index
 // GAP9-NEXT:      %[[DO:.*]] = arith.addi %z, %[[K]] : index
-// GAP9-NEXT:      %{{.*}} = dma.copy %a[%[[SO]], %z] -> %b[%[[DO]], %z] sizes [1, 1024] engine #dma.engine<"mchan", {{.*}}> on %[[R]] :
-// GAP9-NEXT:    }
+// GAP9-NEXT:      %{{.*}} = dma.copy %a[%[[SO]], %z] -> %b[%[[DO]], %z] sizes [1, 1024] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 131071, max_row = 65535, align = 1, shared_request = false> on %[[R]] :
+// GAP9-NEXT:    } {dma.sub_copies}
 // GAP9-NEXT:    dma.wait %[[R]]
+// GAP9-NEXT:    func.return
+
+// -----
+
+// Rows of 32 KiB: 5 of the 8 rows of a memref<8x16384xf32> (rows 64 KiB
+// apart, the first half of each), L2 -> L1. Each row (32768 bytes) fits the
+// 16-bit row length, but 5 rows are 163840 bytes, over the 2-D limit of
+// 131071: peel box dim 0 -> 5 sub-copies of one 32768-byte run. 3 of them
+// (98304 bytes) are one legal 2-D copy: no loop.
+func.func @rows(%a: memref<8x16384xf32, "L2">, %b: memref<5x8192xf32, "L1">, %c: memref<3x8192xf32, "L1">, %z: index) {
+  %t = dma.copy %a[%z, %z] -> %b[%z, %z] sizes [5, 8192] : memref<8x16384xf32, "L2">, memref<5x8192xf32, "L1">
+  %u = dma.copy %a[%z, %z] -> %c[%z, %z] sizes [3, 8192] : memref<8x16384xf32, "L2">, memref<3x8192xf32, "L1">
+  dma.wait %t
+  dma.wait %u
+  func.return
+}
+
+// GAP9-LABEL: func.func @rows
+// GAP9-NEXT:    %[[R:.*]] = dma.request count 1
+// GAP9-NEXT:    %{{.*}} = arith.constant 0 : index
+// GAP9-NEXT:    %[[N:.*]] = arith.constant 5 : index
+// GAP9-NEXT:    %{{.*}} = arith.constant 1 : index
+// GAP9-NEXT:    scf.for %[[K:.*]] = %{{.*}} to %[[N]] step %{{.*}} {
+// GAP9-NEXT:      %[[SO:.*]] = arith.addi %z, %[[K]] : index
+// GAP9-NEXT:      %[[DO:.*]] = arith.addi %z, %[[K]] : index
+// GAP9-NEXT:      %{{.*}} = dma.copy %a[%[[SO]], %z] -> %b[%[[DO]], %z] sizes [1, 8192] engine #dma.engine<"mchan", {{.*}}> on %[[R]] :
+// GAP9-NEXT:    } {dma.sub_copies}
+// GAP9-NEXT:    %u = dma.copy %a[%z, %z] -> %c[%z, %z] sizes [3, 8192] engine #dma.engine<"mchan", {{.*}}> :
+// GAP9-NEXT:    dma.wait %[[R]]
+// GAP9-NEXT:    dma.wait %u
 
 // -----
 
@@ -298,7 +335,7 @@ func.func @ring(%a: memref<2x3x4xf32, "L3">, %ring: memref<2x4x3x2xf32, "L2">, %
 // A copy that already has another engine for its hop is an error, not a
 // silent change of engine (the input of the CONFLICT run, extracted by sed):
 // CONFLICT-INPUT: func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<4x6xf32, "L1">, %i: index) {
-// CONFLICT-INPUT:   %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 6] engine #dma.engine<"other", L2 -> L1, rank = 2, max_bytes = 65536, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x6xf32, "L1">
+// CONFLICT-INPUT:   %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 6] engine #dma.engine<"other", L2 -> L1, rank = 2, max_bytes = 65536, max_row = 65536, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x6xf32, "L1">
 // CONFLICT-INPUT:   func.return
 // CONFLICT-INPUT: }
 // CONFLICT-NOT:   Traceback

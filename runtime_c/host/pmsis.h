@@ -100,7 +100,8 @@ unsigned int pi_perf_read(int id);
  *   cluster DMA (mchan), L2 <-> L1: pi_cl_dma_cmd, pi_cl_dma_cmd_2d,
  *     pi_cl_dma_cmd_wait, pi_cl_dma_flush (rtos/pmsis/pmsis_api cl_dma.h);
  *   L3 RAM, L3 <-> L2: pi_ram_* and pi_cl_ram_copy, pi_cl_ram_copy_2d,
- *     pi_cl_ram_copy_wait (pmsis_bsp bsp/ram.h, bsp/ram/hyperram.h).
+ *     pi_cl_ram_copy_wait (pmsis_bsp bsp/ram.h, with bsp/ram/hyperram.h or
+ *     bsp/ram/aps25xxxn.h for the device's configuration).
  * Where the SDKs take an address as uint32_t this file says uintptr_t: on the
  * 32-bit targets the two are one type, and 64-bit host pointers survive
  * (emitted code casts pointers with (uintptr_t)). L3 addresses stay uint32_t:
@@ -129,10 +130,11 @@ unsigned int pi_perf_read(int id);
  *  - An L3 RAM request holds ONE transfer: issuing on a request that still
  *    has one in flight stops ("... reused while a transfer is in flight").
  *  - Waiting with nothing in flight returns at once. A wait on a command or
- *    request that never had a transfer (zero-initialised) prints a warning
- *    once per request: on the board an mchan wait then waits for and frees
- *    transfer id 0 (another transfer's, maybe) and an L3 RAM wait never
- *    returns. With DM_HOST_STRICT=1 in the environment it stops instead.
+ *    request that never had a transfer (zero-initialised) STOPS: on the board
+ *    an mchan wait then waits for and frees transfer id 0 (another
+ *    transfer's, maybe) and an L3 RAM wait never returns. DM_HOST_LENIENT=1
+ *    in the environment (any value but empty or "0") makes it a warning
+ *    instead, printed once per request, and the program goes on.
  *  - At exit, one line per hop on stderr, always:
  *      dm-host: dma L2->L1 transfers=N bytes=B   (then L1->L2, L3->L2, L2->L3)
  *    counting every copy issued (pi_ram_read/pi_ram_write included), and a
@@ -162,51 +164,10 @@ void pi_cl_dma_cmd_wait(pi_cl_dma_cmd_t *cmd);
 /* Lands every cluster-DMA transfer in flight and frees all 16 transfer ids. */
 void pi_cl_dma_flush(void);
 
-/* L3 RAM. The device is opened as on pulp-sdk (HyperRAM):
- *   struct pi_hyperram_conf conf; pi_hyperram_conf_init(&conf);
- *   pi_open_from_conf(&ram, &conf); if (pi_ram_open(&ram) != 0) ...
- * gap_sdk names the board's RAM configuration pi_default_ram_conf with a
- * macro (pi_aps256xxn_conf on the GAP9 EVK, pi_hyperram_conf elsewhere); here
- * it is the HyperRAM one. The emulation reads none of the fields. Using a
- * RAM device that is not open stops. */
-struct pi_ram_conf {
-    void *api;
-};
-
-struct pi_hyperram_conf {
-    struct pi_ram_conf ram;
-    int hyper_itf;
-    int hyper_cs;
-    int ram_start;
-    int ram_size;
-    uint32_t baudrate;
-};
-
-#define pi_default_ram_conf pi_hyperram_conf
-#define pi_default_ram_conf_init pi_hyperram_conf_init
-
-typedef struct pi_cl_ram_req_s {
-    uint32_t id; /* the latest transfer issued on this request; 0: none */
-} pi_cl_ram_req_t;
-
-void pi_hyperram_conf_init(struct pi_hyperram_conf *conf);
-int32_t pi_ram_open(struct pi_device *device);
-void pi_ram_close(struct pi_device *device);
-/* Allocations are 4-byte aligned at addresses from 0x10000000; pi_ram_free
- * needs the allocated size back (the SDK allocator keeps no sizes): another
- * size stops. */
-int pi_ram_alloc(struct pi_device *device, uint32_t *addr, uint32_t size);
-int pi_ram_free(struct pi_device *device, uint32_t addr, uint32_t size);
-/* synchronous */
-void pi_ram_read(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size);
-void pi_ram_write(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size);
-/* Asynchronous, from the cluster. ext2loc = 1: L3 -> L2; 0: L2 -> L3. 2-D:
- * rows of `length` bytes, `stride` bytes apart in L3, contiguous in L2. */
-void pi_cl_ram_copy(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
-                    int ext2loc, pi_cl_ram_req_t *req);
-void pi_cl_ram_copy_2d(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
-                       uint32_t stride, uint32_t length, int ext2loc, pi_cl_ram_req_t *req);
-void pi_cl_ram_copy_wait(pi_cl_ram_req_t *req);
+/* L3 RAM (pi_ram_*, pi_cl_ram_*): in bsp/ram.h, and the RAM configurations
+ * in bsp/ram/hyperram.h (pulp-sdk) and bsp/ram/aps25xxxn.h (gap_sdk, GAP9 EVK),
+ * as on the SDKs, where pmsis.h does not declare them: emitted code that
+ * forgets the include does not build here either. */
 
 /* Host only (see DM_REQ_NAME in dm_dma.h): a name for a command or request in
  * messages. The text is copied (up to 63 characters). */

@@ -1,5 +1,8 @@
-/* Host emulation of PMSIS: see pmsis.h. */
+/* Host emulation of PMSIS: see pmsis.h (and bsp/ram.h for the L3 RAM). */
 #include "pmsis.h"
+#include "bsp/ram.h"
+#include "bsp/ram/aps25xxxn.h"
+#include "bsp/ram/hyperram.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -205,8 +208,10 @@ static const char *const dm_hop_names[DM_HOPS] = {"L2->L1", "L1->L2", "L3->L2", 
 #endif
 /* transfer ids of the cluster DMA (4-bit TID in mchan and GAP9's cluster DMA) */
 #define DM_MCHAN_TIDS 16
-/* the SDKs pass a 1-D size and a 2-D row length as 16-bit values; the command's
- * length field has 17 bits */
+/* mchan limits, as pulp-sdk states them: pos/implem/dma.h passes a 1-D size and
+ * a 2-D row length as unsigned short (16 bits), and a 2-D size into mchan_v7's
+ * 17-bit command length field (archi/dma/mchan_v7.h, MCHAN_CMD_CMD_LEN_WIDTH).
+ * deeploy_mlir/dialects/dma.py (MCHAN: max_row, max_bytes) says the same. */
 #define DM_MCHAN_MAX_1D 0xFFFFu
 #define DM_MCHAN_MAX_ROW 0xFFFFu
 #define DM_MCHAN_MAX_2D 0x1FFFFu
@@ -509,16 +514,19 @@ static uint32_t dm_issue(int engine, const void *req, uint8_t *ext, uint8_t *loc
     return n.id;
 }
 
-static int dm_strict(void)
+/* DM_HOST_LENIENT=1 (any value but empty or "0"): a wait on a request that
+ * never had a transfer warns instead of stopping. */
+static int dm_lenient(void)
 {
-    const char *s = getenv("DM_HOST_STRICT");
+    const char *s = getenv("DM_HOST_LENIENT");
     return s != NULL && s[0] != '\0' && strcmp(s, "0") != 0;
 }
 
-/* A wait on a command / request that never had a transfer. */
+/* A wait on a command / request that never had a transfer: a stop, or a
+ * warning (once per request) under DM_HOST_LENIENT. */
 static void dm_wait_unissued(const char *who, const void *req, const char *on_board)
 {
-    if (dm_strict()) {
+    if (!dm_lenient()) {
         dm_stopf("%s on '%s', which has no transfer issued: %s", who, dm_request_name(req),
                  on_board);
     }
@@ -667,6 +675,11 @@ static uint32_t dm_ram_next = 0x10000000u;
 static int dm_ram_is_open;
 
 void pi_hyperram_conf_init(struct pi_hyperram_conf *conf)
+{
+    memset(conf, 0, sizeof(*conf));
+}
+
+void pi_aps25xxxn_conf_init(struct pi_aps25xxxn_conf *conf)
 {
     memset(conf, 0, sizeof(*conf));
 }

@@ -216,7 +216,7 @@ func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<4x6xf32, "L1">, %i: index) {
 // CHECK:      | Operation does not verify: engine 'mchan' moves L2 <-> L1, the copy L3 -> L2 (run dma-decompose){{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @f(%a: memref<8x6xf32, "L3">, %b: memref<4x6xf32, "L2">, %i: index) {
-  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 6] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 65536, align = 1, shared_request = false> : memref<8x6xf32, "L3">, memref<4x6xf32, "L2">
+  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 6] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 131071, max_row = 65535, align = 1, shared_request = false> : memref<8x6xf32, "L3">, memref<4x6xf32, "L2">
   func.return
 }
 
@@ -229,7 +229,7 @@ func.func @f(%a: memref<8x6xf32, "L3">, %b: memref<4x6xf32, "L2">, %i: index) {
 // CHECK:      | Operation does not verify: engine 'gap9-ram' moves L3 <-> L2, the copy L1 -> L2 (run dma-decompose){{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<4x6xf32, "L1">, %i: index) {
-  %t = dma.copy %b[%i, %i] -> %a[%i, %i] sizes [4, 6] engine #dma.engine<"gap9-ram", L3 -> L2, rank = 2, max_bytes = 1048576, align = 4, shared_request = true> : memref<4x6xf32, "L1">, memref<8x6xf32, "L2">
+  %t = dma.copy %b[%i, %i] -> %a[%i, %i] sizes [4, 6] engine #dma.engine<"gap9-ram", L3 -> L2, rank = 2, max_bytes = 1048576, max_row = 1048576, align = 4, shared_request = true> : memref<4x6xf32, "L1">, memref<8x6xf32, "L2">
   func.return
 }
 
@@ -244,7 +244,7 @@ func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<4x6xf32, "L1">, %i: index) {
 // CHECK:      | Operation does not verify: the copy has rank 3, engine 'mchan' takes 2 (run dma-decompose){{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<6x4xf32, "L1">, %i: index) {
-  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 6] perm [1, 0] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 65536, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<6x4xf32, "L1">
+  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 6] perm [1, 0] engine #dma.engine<"mchan", L2 -> L1, rank = 2, max_bytes = 131071, max_row = 65535, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<6x4xf32, "L1">
   func.return
 }
 
@@ -258,7 +258,7 @@ func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<6x4xf32, "L1">, %i: index) {
 // CHECK:      | Operation does not verify: the copy has rank 2, engine 'one-d' takes 1 (run dma-decompose){{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<4x3xf32, "L1">, %i: index) {
-  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 3] engine #dma.engine<"one-d", L2 -> L1, rank = 1, max_bytes = 65536, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x3xf32, "L1">
+  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 3] engine #dma.engine<"one-d", L2 -> L1, rank = 1, max_bytes = 65536, max_row = 65536, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x3xf32, "L1">
   func.return
 }
 
@@ -271,7 +271,36 @@ func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<4x3xf32, "L1">, %i: index) {
 // CHECK:      | Operation does not verify: the copy moves 96 bytes, engine 'tiny' at most 64 (run dma-decompose){{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<4x6xf32, "L1">, %i: index) {
-  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 6] engine #dma.engine<"tiny", L2 -> L1, rank = 2, max_bytes = 64, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x6xf32, "L1">
+  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 6] engine #dma.engine<"tiny", L2 -> L1, rank = 2, max_bytes = 64, max_row = 64, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x6xf32, "L1">
+  func.return
+}
+
+// -----
+
+// rows 0..3, columns 0..2 of a memref<8x6xf32>: 4 rows of 12 contiguous bytes
+// (48 in all) on an engine of 48 bytes whose rows are at most 8 (legality:
+// the row, as mchan's 16-bit row length)
+// CHECK:      {{^}}the copy moves rows of 12 bytes, engine 'short-rows' at most 8 contiguous bytes (run dma-decompose){{$}}
+// CHECK-NEXT: "builtin.module"() ({
+// CHECK:      %t = "dma.copy"(%a, %b, %i, %i, %i, %i)
+// CHECK:      | Operation does not verify: the copy moves rows of 12 bytes, engine 'short-rows' at most 8 contiguous bytes (run dma-decompose){{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<4x3xf32, "L1">, %i: index) {
+  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 3] engine #dma.engine<"short-rows", L2 -> L1, rank = 2, max_bytes = 48, max_row = 8, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x3xf32, "L1">
+  func.return
+}
+
+// -----
+
+// 4 whole rows of a memref<8x6xf32>: one contiguous run of 96 bytes, within
+// max_bytes but not max_row (as mchan: 1-D at most 65535, 2-D up to 131071)
+// CHECK:      {{^}}the copy moves one contiguous run of 96 bytes, engine 'runs' at most 64 contiguous bytes (run dma-decompose){{$}}
+// CHECK-NEXT: "builtin.module"() ({
+// CHECK:      %t = "dma.copy"(%a, %b, %i, %i, %i, %i)
+// CHECK:      | Operation does not verify: the copy moves one contiguous run of 96 bytes, engine 'runs' at most 64 contiguous bytes (run dma-decompose){{$}}
+// CHECK:      {{^}}// {{-----$}}
+func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<4x6xf32, "L1">, %i: index) {
+  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 6] engine #dma.engine<"runs", L2 -> L1, rank = 2, max_bytes = 128, max_row = 64, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x6xf32, "L1">
   func.return
 }
 
@@ -284,7 +313,7 @@ func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<4x6xf32, "L1">, %i: index) {
 // CHECK:      | Operation does not verify: engine 'gap9-ram' needs sizes and strides aligned to 4 bytes, the copy has 6{{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @f(%a: memref<8x6xf16, "L3">, %b: memref<4x3xf16, "L2">, %i: index) {
-  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 3] engine #dma.engine<"gap9-ram", L3 -> L2, rank = 2, max_bytes = 1048576, align = 4, shared_request = true> : memref<8x6xf16, "L3">, memref<4x3xf16, "L2">
+  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 3] engine #dma.engine<"gap9-ram", L3 -> L2, rank = 2, max_bytes = 1048576, max_row = 1048576, align = 4, shared_request = true> : memref<8x6xf16, "L3">, memref<4x3xf16, "L2">
   func.return
 }
 
@@ -297,7 +326,7 @@ func.func @f(%a: memref<8x6xf16, "L3">, %b: memref<4x3xf16, "L2">, %i: index) {
 // CHECK:      | Operation does not verify: engine 'gap9-ram' needs sizes and strides aligned to 4 bytes, the copy has 10{{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @f(%a: memref<8x5xf16, "L3">, %b: memref<4x4xf16, "L2">, %i: index) {
-  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 4] engine #dma.engine<"gap9-ram", L3 -> L2, rank = 2, max_bytes = 1048576, align = 4, shared_request = true> : memref<8x5xf16, "L3">, memref<4x4xf16, "L2">
+  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 4] engine #dma.engine<"gap9-ram", L3 -> L2, rank = 2, max_bytes = 1048576, max_row = 1048576, align = 4, shared_request = true> : memref<8x5xf16, "L3">, memref<4x4xf16, "L2">
   func.return
 }
 
@@ -384,7 +413,7 @@ func.func @f(%ring: memref<2x4xf32, "L1">, %i: index) {
 // a level that does not exist, first
 // CHECK:      {{^}}engine 'x': levels must be L3, L2 or L1{{$}}
 // CHECK-NEXT: {{^}}// {{-----$}}
-func.func @f() attributes {e = #dma.engine<"x", L4 -> L1, rank = 2, max_bytes = 64, align = 1, shared_request = false>} {
+func.func @f() attributes {e = #dma.engine<"x", L4 -> L1, rank = 2, max_bytes = 64, max_row = 64, align = 1, shared_request = false>} {
   func.return
 }
 
@@ -393,7 +422,7 @@ func.func @f() attributes {e = #dma.engine<"x", L4 -> L1, rank = 2, max_bytes = 
 // a level that does not exist, second
 // CHECK:      {{^}}engine 'x': levels must be L3, L2 or L1{{$}}
 // CHECK-NEXT: {{^}}// {{-----$}}
-func.func @f() attributes {e = #dma.engine<"x", L2 -> L0, rank = 2, max_bytes = 64, align = 1, shared_request = false>} {
+func.func @f() attributes {e = #dma.engine<"x", L2 -> L0, rank = 2, max_bytes = 64, max_row = 64, align = 1, shared_request = false>} {
   func.return
 }
 
@@ -402,7 +431,7 @@ func.func @f() attributes {e = #dma.engine<"x", L2 -> L0, rank = 2, max_bytes = 
 // the levels the wrong way round
 // CHECK:      {{^}}engine 'x': the first level (L1) must be the larger, slower one (L3 -> L2 or L2 -> L1), got L1 -> L2{{$}}
 // CHECK-NEXT: {{^}}// {{-----$}}
-func.func @f() attributes {e = #dma.engine<"x", L1 -> L2, rank = 2, max_bytes = 64, align = 1, shared_request = false>} {
+func.func @f() attributes {e = #dma.engine<"x", L1 -> L2, rank = 2, max_bytes = 64, max_row = 64, align = 1, shared_request = false>} {
   func.return
 }
 
@@ -411,7 +440,7 @@ func.func @f() attributes {e = #dma.engine<"x", L1 -> L2, rank = 2, max_bytes = 
 // one level twice
 // CHECK:      {{^}}engine 'x': the first level (L2) must be the larger, slower one (L3 -> L2 or L2 -> L1), got L2 -> L2{{$}}
 // CHECK-NEXT: {{^}}// {{-----$}}
-func.func @f() attributes {e = #dma.engine<"x", L2 -> L2, rank = 2, max_bytes = 64, align = 1, shared_request = false>} {
+func.func @f() attributes {e = #dma.engine<"x", L2 -> L2, rank = 2, max_bytes = 64, max_row = 64, align = 1, shared_request = false>} {
   func.return
 }
 
@@ -420,7 +449,7 @@ func.func @f() attributes {e = #dma.engine<"x", L2 -> L2, rank = 2, max_bytes = 
 // no engine takes rank 3
 // CHECK:      {{^}}engine 'x': rank must be 1 or 2, got 3{{$}}
 // CHECK-NEXT: {{^}}// {{-----$}}
-func.func @f() attributes {e = #dma.engine<"x", L2 -> L1, rank = 3, max_bytes = 64, align = 1, shared_request = false>} {
+func.func @f() attributes {e = #dma.engine<"x", L2 -> L1, rank = 3, max_bytes = 64, max_row = 64, align = 1, shared_request = false>} {
   func.return
 }
 
@@ -429,25 +458,43 @@ func.func @f() attributes {e = #dma.engine<"x", L2 -> L1, rank = 3, max_bytes = 
 // nor rank 0
 // CHECK:      {{^}}engine 'x': rank must be 1 or 2, got 0{{$}}
 // CHECK-NEXT: {{^}}// {{-----$}}
-func.func @f() attributes {e = #dma.engine<"x", L2 -> L1, rank = 0, max_bytes = 64, align = 1, shared_request = false>} {
+func.func @f() attributes {e = #dma.engine<"x", L2 -> L1, rank = 0, max_bytes = 64, max_row = 64, align = 1, shared_request = false>} {
   func.return
 }
 
 // -----
 
 // an engine that moves nothing
-// CHECK:      {{^}}engine 'x': max_bytes and align must be positive{{$}}
+// CHECK:      {{^}}engine 'x': max_bytes, max_row and align must be positive{{$}}
 // CHECK-NEXT: {{^}}// {{-----$}}
-func.func @f() attributes {e = #dma.engine<"x", L2 -> L1, rank = 2, max_bytes = 0, align = 1, shared_request = false>} {
+func.func @f() attributes {e = #dma.engine<"x", L2 -> L1, rank = 2, max_bytes = 0, max_row = 0, align = 1, shared_request = false>} {
+  func.return
+}
+
+// -----
+
+// rows of at most 0 bytes
+// CHECK:      {{^}}engine 'x': max_bytes, max_row and align must be positive{{$}}
+// CHECK-NEXT: {{^}}// {{-----$}}
+func.func @f() attributes {e = #dma.engine<"x", L2 -> L1, rank = 2, max_bytes = 64, max_row = 0, align = 1, shared_request = false>} {
+  func.return
+}
+
+// -----
+
+// a row longer than a whole copy may be
+// CHECK:      {{^}}engine 'x': max_row (65) exceeds max_bytes (64): a row is part of one copy{{$}}
+// CHECK-NEXT: {{^}}// {{-----$}}
+func.func @f() attributes {e = #dma.engine<"x", L2 -> L1, rank = 2, max_bytes = 64, max_row = 65, align = 1, shared_request = false>} {
   func.return
 }
 
 // -----
 
 // an alignment of 0
-// CHECK:      {{^}}engine 'x': max_bytes and align must be positive{{$}}
+// CHECK:      {{^}}engine 'x': max_bytes, max_row and align must be positive{{$}}
 // CHECK-NEXT: {{^}}// {{-----$}}
-func.func @f() attributes {e = #dma.engine<"x", L2 -> L1, rank = 2, max_bytes = 64, align = 0, shared_request = false>} {
+func.func @f() attributes {e = #dma.engine<"x", L2 -> L1, rank = 2, max_bytes = 64, max_row = 64, align = 0, shared_request = false>} {
   func.return
 }
 
@@ -458,6 +505,6 @@ func.func @f() attributes {e = #dma.engine<"x", L2 -> L1, rank = 2, max_bytes = 
 // CHECK:      {{^}}engine 'x': rank must be 1 or 2, got 3{{$}}
 // CHECK-NOT:  {{.}}
 func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<4x6xf32, "L1">, %i: index) {
-  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 6] engine #dma.engine<"x", L2 -> L1, rank = 3, max_bytes = 64, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x6xf32, "L1">
+  %t = dma.copy %a[%i, %i] -> %b[%i, %i] sizes [4, 6] engine #dma.engine<"x", L2 -> L1, rank = 3, max_bytes = 64, max_row = 64, align = 1, shared_request = false> : memref<8x6xf32, "L2">, memref<4x6xf32, "L1">
   func.return
 }

@@ -1,5 +1,40 @@
-/* Host emulation: pmsis_bsp "bsp/ram.h" (pi_ram_*, pi_cl_ram_*); see pmsis.h. */
+/* Host emulation: pmsis_bsp "bsp/ram.h" of pulp-sdk and gap_sdk: the L3 RAM
+ * device (pi_ram_*) and the cluster's asynchronous RAM copies (pi_cl_ram_*).
+ * The device's configuration is board specific: bsp/ram/hyperram.h
+ * (pulp-sdk, PULPOpen / Siracusa) or bsp/ram/aps25xxxn.h (gap_sdk, the GAP9
+ * EVK's OctoSPI PSRAM). The emulation reads none of its fields. Using a RAM
+ * device that is not open stops (see pmsis.h for every check). */
 #ifndef DM_HOST_BSP_RAM_H
 #define DM_HOST_BSP_RAM_H
+
 #include "pmsis.h"
+
+/* The generic part of every RAM configuration (its first member). */
+struct pi_ram_conf {
+    void *api;
+};
+
+typedef struct pi_cl_ram_req_s {
+    uint32_t id; /* the latest transfer issued on this request; 0: none */
+} pi_cl_ram_req_t;
+
+int32_t pi_ram_open(struct pi_device *device);
+void pi_ram_close(struct pi_device *device);
+/* Allocations are 4-byte aligned at addresses from 0x10000000; pi_ram_free
+ * needs the allocated size back (the SDK allocator keeps no sizes): another
+ * size stops. */
+int pi_ram_alloc(struct pi_device *device, uint32_t *addr, uint32_t size);
+int pi_ram_free(struct pi_device *device, uint32_t addr, uint32_t size);
+/* synchronous */
+void pi_ram_read(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size);
+void pi_ram_write(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size);
+/* Asynchronous, from the cluster. ext2loc = 1: L3 -> L2; 0: L2 -> L3. 2-D:
+ * rows of `length` bytes, `stride` bytes apart in L3, contiguous in L2. A
+ * request holds ONE transfer: wait for it before issuing the next on it. */
+void pi_cl_ram_copy(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
+                    int ext2loc, pi_cl_ram_req_t *req);
+void pi_cl_ram_copy_2d(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
+                       uint32_t stride, uint32_t length, int ext2loc, pi_cl_ram_req_t *req);
+void pi_cl_ram_copy_wait(pi_cl_ram_req_t *req);
+
 #endif

@@ -1,6 +1,25 @@
-/* Host emulation: pmsis_bsp "bsp/ram/hyperram.h" (struct pi_hyperram_conf,
- * pi_hyperram_conf_init); see pmsis.h. */
+/* Host emulation: pmsis_bsp "bsp/ram/hyperram.h" (pulp-sdk; gap_sdk has the
+ * same for its HyperRAM boards): the HyperRAM configuration, opened as
+ *   struct pi_hyperram_conf conf; pi_hyperram_conf_init(&conf);
+ *   pi_open_from_conf(&ram, &conf); if (pi_ram_open(&ram) != 0) ...
+ * The fields are pulp-sdk's; the emulation reads none of them. */
 #ifndef DM_HOST_BSP_RAM_HYPERRAM_H
 #define DM_HOST_BSP_RAM_HYPERRAM_H
-#include "pmsis.h"
+
+#include "bsp/ram.h"
+
+struct pi_hyperram_conf {
+    struct pi_ram_conf ram;
+    int hyper_itf;
+    int hyper_cs;
+    char skip_pads_config;
+    int xip_en;
+    int ram_start;
+    int ram_size;
+    uint32_t baudrate;
+    int reserve_addr_0;
+};
+
+void pi_hyperram_conf_init(struct pi_hyperram_conf *conf);
+
 #endif
