@@ -38,6 +38,7 @@ memory-home{stage=whole} is overlapped by its `prefetch` instead).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder, InsertPoint
@@ -104,7 +105,7 @@ def refusal(loop: scf.ForOp) -> str | None:
     return None
 
 
-def _hoist(body: Block, index_ops: list[Operation]) -> None:
+def _hoist(body: Block, index_ops: Sequence[Operation]) -> None:
     """Move the index arithmetic to the top of the loop body (it is pure and
     reads only the loop index), keeping its order."""
     anchor = body.first_op
@@ -197,27 +198,7 @@ class DmaMultibuffer(ModulePass):
         zero = _index(outer, 0)
 
         def fetch(b: Builder, at: SSAValue, slot: SSAValue) -> None:
-            """Issue the input copies of tile `at` into ring slot `slot`."""
-            mapping: dict[SSAValue, SSAValue] = {iv: at}
-            for o in index_ops:
-                c = o.clone(value_mapper=mapping)
-                mapping.update(zip(o.results, c.results, strict=True))
-                b.insert(c)
-            for c, r in zip(ins, reqs_in, strict=True):
-                view = b.insert(dma.SlotOp(rings[c.dst], slot)).result
-                b.insert(
-                    dma.CopyOp(
-                        c.src,
-                        [mapping.get(v, v) for v in c.src_offsets],
-                        view,
-                        [mapping.get(v, v) for v in c.dst_offsets],
-                        c.box,
-                        c.perm_list,
-                        c.engine,
-                        on=r,
-                        slot=slot,
-                    )
-                )
+            _fetch(b, iv, at, slot, index_ops, ins, reqs_in, rings)
 
         fetch(outer, zero, zero)
         # the body: slot views, waits, prefetch, compute, write-back
@@ -275,8 +256,43 @@ class DmaMultibuffer(ModulePass):
             Rewriter.erase_op(alloc)
 
 
+def _fetch(
+    b: Builder,
+    iv: SSAValue,
+    at: SSAValue,
+    slot: SSAValue,
+    index_ops: Sequence[Operation],
+    ins: Sequence[dma.CopyOp],
+    reqs: Sequence[SSAValue],
+    rings: Mapping[SSAValue, SSAValue],
+) -> None:
+    """Issue the input copies `ins` of a loop body for iteration `at` (the
+    body's index arithmetic recomputed with `at` for its index `iv`) into slot
+    `slot` of their rings, each on that slot of its request ring."""
+    mapping: dict[SSAValue, SSAValue] = {iv: at}
+    for o in index_ops:
+        c = o.clone(value_mapper=mapping)
+        mapping.update(zip(o.results, c.results, strict=True))
+        b.insert(c)
+    for c, r in zip(ins, reqs, strict=True):
+        view = b.insert(dma.SlotOp(rings[c.dst], slot)).result
+        b.insert(
+            dma.CopyOp(
+                c.src,
+                [mapping.get(v, v) for v in c.src_offsets],
+                view,
+                [mapping.get(v, v) for v in c.dst_offsets],
+                c.box,
+                c.perm_list,
+                c.engine,
+                on=r,
+                slot=slot,
+            )
+        )
+
+
 def _wait_previous(
-    b: Builder, iv: SSAValue, n: int, trip: int | None, reqs: list[SSAValue], slot: SSAValue
+    b: Builder, iv: SSAValue, n: int, trip: int | None, reqs: Sequence[SSAValue], slot: SSAValue
 ) -> None:
     """In iteration `iv` of a loop from 0, wait on slot `slot` of each request
     ring for the copy of iteration iv - n: under `scf.if iv >= n`, since in the
@@ -294,7 +310,7 @@ def _wait_previous(
 
 
 def _wait_used(
-    after: Builder, loop: scf.ForOp, n: int, trip: int | None, reqs: list[SSAValue]
+    after: Builder, loop: scf.ForOp, n: int, trip: int | None, reqs: Sequence[SSAValue]
 ) -> None:
     """After a loop from 0, wait on every slot of each request ring that an
     iteration issued on: slots 0..min(n, trip)-1; with a trip count unknown
@@ -399,26 +415,7 @@ def rewrite_stage_loop(loop: scf.ForOp, n: int) -> None:
     zero = _index(outer, 0)
 
     def fetch(b: Builder, at: SSAValue, slot: SSAValue) -> None:
-        mapping: dict[SSAValue, SSAValue] = {iv: at}
-        for o in index_ops:
-            c = o.clone(value_mapper=mapping)
-            mapping.update(zip(o.results, c.results, strict=True))
-            b.insert(c)
-        for c, r in zip(ins, reqs_in, strict=True):
-            view = b.insert(dma.SlotOp(rings[c.dst], slot)).result
-            b.insert(
-                dma.CopyOp(
-                    c.src,
-                    [mapping.get(v, v) for v in c.src_offsets],
-                    view,
-                    [mapping.get(v, v) for v in c.dst_offsets],
-                    c.box,
-                    c.perm_list,
-                    c.engine,
-                    on=r,
-                    slot=slot,
-                )
-            )
+        _fetch(b, iv, at, slot, index_ops, ins, reqs_in, rings)
 
     fetch(outer, zero, zero)
     b = Builder(InsertPoint.before(first_other))
@@ -450,8 +447,8 @@ def _stage_stores(
     loop: scf.ForOp,
     b: Builder,
     outs: list[dma.CopyOp],
-    reqs_out: list[SSAValue],
-    views: dict[SSAValue, SSAValue],
+    reqs_out: Sequence[SSAValue],
+    views: Mapping[SSAValue, SSAValue],
     slot: SSAValue,
     n: int,
     trip: int,
