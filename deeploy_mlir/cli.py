@@ -4,6 +4,7 @@ Commands:
   lower   MODEL -o OUT       write the C project
   run     MODEL --data D     lower, build on the host emulation, train, print losses
   report  MODEL              arena sizes and lower bounds per memory level
+  test    DIR                run a Deeploy test folder (network.onnx, inputs.npz, outputs.npz)
 
 Errors in the input (files, graphs, data, options) print one line and exit 2.
 """
@@ -21,11 +22,15 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
 from deeploy_mlir.errors import DeeployError
+
+if TYPE_CHECKING:
+    from deeploy_mlir.memory.report import RegimeReport
+    from deeploy_mlir.targets.boards import Board
 
 #: default memory sizes per target (bytes): Siracusa's cluster L1 and SoC L2
 TARGET_MEMORY = {
@@ -64,6 +69,7 @@ def _lr(s: str) -> float:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
+    from deeploy_mlir.passes.memory_regime import REGIMES
     from deeploy_mlir.pipeline import BUFFERINGS, TILINGS
 
     p.add_argument(
@@ -131,6 +137,23 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="double (default): fetch tile i+1 and write tile i-1 back while tile i computes, "
         "on every DMA hop; double-l3: only on the L3 hop; single: each tile's copies are "
         "waited for before and after its kernel",
+    )
+    p.add_argument(
+        "--regime",
+        choices=("auto", *REGIMES),
+        default=None,
+        help="which tensors live in L3, from the board's capacities: resident (all in L2), "
+        "spill (activations in L3), stream (weights and gradients too), auto (the first that "
+        "fits; the default with --board); without --regime and --board, --l2/--weights-in-l3/"
+        "--home decide",
+    )
+    p.add_argument(
+        "--board",
+        default=None,
+        metavar="NAME|PATH",
+        help="the board (siracusa, gap9_evk, pulp_slowram or a YAML file) whose capacities "
+        "(the default budgets) and cycle numbers to use; default with --regime: the target's "
+        "(siracusa for pulp-open, gap9_evk for gap9)",
     )
 
 
@@ -212,6 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
     re_ = sub.add_parser("report", help="memory plan: arena and lower bound per level")
     _common(re_)
     re_.add_argument("--json", action="store_true", help="print JSON")
+    re_.add_argument(
+        "--plot",
+        metavar="OUT.png",
+        default=None,
+        help="write a PNG of the bytes live in each memory level over the schedule and the "
+        "cycles per op (the chosen regime, double buffered, on --board or the target's board)",
+    )
     bo = sub.add_parser(
         "board",
         help="check a board file and print it",
@@ -220,6 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bo.add_argument("board", help="board name (siracusa, gap9_evk, pulp_slowram) or YAML path")
     bo.add_argument("--json", action="store_true", help="print the board as JSON")
+    _test_parser(sub)
     return ap
 
 
@@ -239,10 +270,42 @@ def _budgets(args: argparse.Namespace) -> dict[str, int]:
             f"unknown target '{args.target}' (available: {', '.join(TARGET_MEMORY)})"
         )
     base = dict(TARGET_MEMORY[args.target])
+    board = _board(args)
+    if board is not None:  # the board's capacities are the default budgets
+        base = {lv.lower(): n for lv, n in board.levels.items()}
     for lv in ("l1", "l2", "l3"):
         if getattr(args, lv) is not None:
             base[lv] = getattr(args, lv)
     return base
+
+
+def _board(args: argparse.Namespace) -> Board | None:
+    """The board of --board, or the target's with --regime (None: neither)."""
+    from deeploy_mlir.pipeline import TARGET_BOARDS
+    from deeploy_mlir.targets.boards import load_board
+
+    name = getattr(args, "board", None)
+    if name is None and getattr(args, "regime", None) is None:
+        return None
+    return load_board(name or TARGET_BOARDS.get(args.target, "siracusa"))
+
+
+def _regime_opts(args: argparse.Namespace) -> dict[str, Any]:
+    """pipeline_for's memory-regime options ({} without --regime and --board)."""
+    if getattr(args, "board", None) is None and getattr(args, "regime", None) is None:
+        return {}
+    if args.weights_in_l3 or args.home != "L2":
+        raise DeeployError(
+            "--regime/--board choose where tensors live: do not combine them with "
+            "--weights-in-l3 or --home L3"
+        )
+    from deeploy_mlir.pipeline import TARGET_BOARDS
+
+    return {
+        "regime": args.regime or "auto",
+        "board": args.board or TARGET_BOARDS.get(args.target, "siracusa"),
+        "l3_budget": _budgets(args)["l3"],
+    }
 
 
 def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
@@ -261,12 +324,15 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
         l2=budgets["l2"],
         weights="L3" if args.weights_in_l3 else "L2",
         home=args.home,
+        **_regime_opts(args),
     )
     parse_pipeline(spec)  # bad pipelines fail before any work
     model = import_model(args.model, args.params)
     steps, accum = getattr(args, "steps", 1), getattr(args, "accum", 1)
     n = steps * accum
-    if getattr(args, "data", None):
+    if getattr(args, "feeds", None) is not None:  # arrays given by the caller (`test`)
+        data = args.feeds(model)
+    elif getattr(args, "data", None):
         data = load_data(args.data, model, n)
     elif need_data:
         raise DeeployError("--data is required")
@@ -322,6 +388,8 @@ def parse_run_output(text: str) -> tuple[dict[str, list[list[float]]], dict[str,
             continue
         if parts[0] == "OUT" and len(parts) >= 4:
             outs.setdefault(parts[3], []).append(_floats(parts[4:]).tolist())
+        elif parts[0] == "OUTI" and len(parts) >= 4:  # integer outputs, in decimal
+            outs.setdefault(parts[3], []).append([int(w) for w in parts[4:]])
         elif parts[0] == "PARAM" and len(parts) >= 2:
             params[parts[1]] = _floats(parts[2:])
         elif parts[0] == "DONE":
@@ -435,16 +503,27 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from deeploy_mlir.memory.report import check_plot_path, plot_report, print_regime_table
     from deeploy_mlir.pipeline import pipeline_for
 
+    plot = check_plot_path(args.plot) if args.plot else None
+    if plot is not None and args.board is None and args.regime is None:
+        args.regime = "auto"  # the plot models the target's board
+    board = _board(args)
+    custom = args.pass_pipeline is not None
     c = compile_model(args, need_data=False)
     man = c.project.manifest()  # type: ignore[attr-defined]
-    doc: dict[str, object] = {"memory": man["memory"], "buffers": man["buffers"]}
+    doc: dict[str, object] = {
+        "memory": man["memory"],
+        "regime": man["regime"],
+        "footprint": man["footprint"],
+        "buffers": man["buffers"],
+    }
     solver_ms = c.project.solver_ms()  # type: ignore[attr-defined]
     if solver_ms is not None:
         doc["tiling"] = {**man["tiling"], "solver_ms": solver_ms}
     off = None
-    if args.pass_pipeline is None:
+    if not custom:
         args.pass_pipeline = pipeline_for(
             args.tiling,
             _budgets(args)["l1"],
@@ -454,9 +533,20 @@ def cmd_report(args: argparse.Namespace) -> int:
             l2=_budgets(args)["l2"],
             weights="L3" if args.weights_in_l3 else "L2",
             home=args.home,
+            **_regime_opts(args),
         )
         off = compile_model(args, need_data=False).project.manifest()  # type: ignore[attr-defined]
         doc["inplace_off"] = {"memory": off["memory"]}
+    rep = _regime_report(args, c, board, man["regime"]) if board is not None else None
+    if rep is not None:
+        doc["board"] = rep.board.name
+        doc["needs"] = {r: {**n, "fits": rep.fits[r]} for r, n in rep.needs.items()}
+        doc["regimes"] = rep.regimes_doc()
+        doc["schedules"] = rep.schedules_doc()
+        if plot is not None:
+            chosen = rep.costs.get(man["regime"]) or next(iter(rep.costs.values()), None)
+            if chosen is not None:
+                plot_report(plot, chosen["double"], f"{Path(args.model).name} on {rep.board.name}")
     if args.json:
         print(json.dumps(doc, indent=2))
         return 0
@@ -473,10 +563,37 @@ def cmd_report(args: argparse.Namespace) -> int:
             f"\ntile selection: {solver_ms} ms (Z3), {man['tiling']['stopped_early']} op(s) "
             "stopped early at the time limit"
         )
+    print(
+        f"\nregime: {man['regime']}; footprint (B): "
+        + ", ".join(f"{k} {v}" for k, v in man["footprint"].items())
+    )
     print("\nlargest buffers:")
     for b in sorted(man["buffers"], key=lambda b: -b["bytes"])[:10]:
         print(f"  {b['bytes']:>10} B  {b['level']} @{b['offset']:<8} {b['kind']:<15} {b['name']}")
+    if rep is not None:
+        print_regime_table(rep)
+    if plot is not None:
+        print(f"\nwrote {plot}")
     return 0
+
+
+def _regime_report(
+    args: argparse.Namespace, c: Compiled, board: Board, chosen: str
+) -> RegimeReport:
+    """Every regime the board holds x single/double/untiled, modeled on `board`."""
+    from deeploy_mlir.memory.report import bufferize, compiler, regime_report
+
+    budgets = _budgets(args)
+    model = c.model.module  # type: ignore[attr-defined]
+    compile_ = compiler(
+        model,
+        _regime_opts(args)["board"],
+        args.target,
+        budgets["l1"],
+        budgets["l2"],
+        budgets["l3"],
+    )
+    return regime_report(bufferize(model), board, budgets["l2"], budgets["l3"], chosen, compile_)
 
 
 def _compiles(args: argparse.Namespace, tiling: str, l1: int) -> bool:
@@ -495,6 +612,7 @@ def _compiles(args: argparse.Namespace, tiling: str, l1: int) -> bool:
                 l2=_budgets(args)["l2"],
                 weights="L3" if args.weights_in_l3 else "L2",
                 home=args.home,
+                **_regime_opts(args),
             ),
         )
     except DeeployError:
@@ -556,12 +674,95 @@ def cmd_board(args: argparse.Namespace) -> int:
     return 0
 
 
+def _atol(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--atol must be a number, got '{s}'") from None
+    if not np.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"--atol must be a non-negative number, got {s}")
+    return v
+
+
+def _test_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    te = sub.add_parser(
+        "test",
+        help="run one of Deeploy's test folders and compare its outputs",
+        description="Run a Deeploy test folder the way Deeploy's runner does: compile "
+        "DIR/network.onnx, feed DIR/inputs.npz's arrays to the graph inputs in order, build and "
+        "run one step on the host emulation, and compare each graph output with DIR/outputs.npz's "
+        "array at the same position. Exit 0 when all match, 1 when one does not.",
+    )
+    _common(te)
+    for action in te._actions:
+        if action.dest == "model":
+            action.metavar = "DIR"
+            action.help = "a Deeploy test folder: network.onnx, inputs.npz, outputs.npz"
+    te.add_argument(
+        "--atol",
+        type=_atol,
+        default=1e-4,
+        help="absolute tolerance per element (default 1e-4, as Deeploy's runner)",
+    )
+    te.add_argument("--keep", metavar="OUT", default=None, help="keep the generated project in OUT")
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    """`test DIR`: one step of a Deeploy test folder on the host emulation."""
+    from deeploy_mlir.emitters.c import write_project
+    from deeploy_mlir.testfolder import check_outputs, compare, feeds, load_folder
+
+    folder = load_folder(args.model)
+    unread: list[str] = []
+
+    def folder_feeds(model: object) -> dict[str, np.ndarray]:
+        data, rest = feeds(folder, model)  # type: ignore[arg-type]
+        unread.extend(rest)
+        return data
+
+    args.model, args.feeds = str(folder.network), folder_feeds
+    args.steps, args.accum = 1, 1
+    c = compile_model(args, need_data=True)
+    if unread:
+        print(f"note: inputs.npz arrays not read (beyond the graph's inputs): {', '.join(unread)}")
+    sources = check_outputs(folder, c.model)  # type: ignore[arg-type]
+    with tempfile.TemporaryDirectory(prefix="deeploy-mlir-") as tmp:
+        out = Path(args.keep) if args.keep else Path(tmp) / "project"
+        write_project(c.project, out)  # type: ignore[arg-type]
+        stdout = build_and_run(out, "host")
+    outs, params = parse_run_output(stdout)
+    got: dict[str, np.ndarray] = {}
+    for src in sources:
+        if src.param:
+            got[src.name] = params[src.key]
+        elif src.key in outs:
+            got[src.name] = np.asarray(outs[src.key][0])
+        else:
+            raise RuntimeError(f"the harness printed no values for graph output '{src.name}'")
+    results = compare(folder, [src.name for src in sources], got, args.atol)
+    for r in results:
+        verdict = "ok" if r.ok else "MISMATCH"
+        print(
+            f"output {r.index} '{r.name}' {list(r.shape)}: largest |difference| "
+            f"{r.max_diff:.3g}  {verdict}"
+        )
+    n_ok = sum(r.ok for r in results)
+    diffs = [r.max_diff for r in results]
+    worst = float("nan") if any(np.isnan(diffs)) else max(diffs)
+    print(
+        f"{folder.path}: {n_ok}/{len(results)} outputs match (atol {args.atol:g}, largest "
+        f"|difference| {worst:.3g})"
+    )
+    return 0 if n_ok == len(results) else 1
+
+
 COMMANDS = {
     "lower": cmd_lower,
     "run": cmd_run,
     "report": cmd_report,
     "minimal-l1": cmd_minimal_l1,
     "board": cmd_board,
+    "test": cmd_test,
 }
 
 

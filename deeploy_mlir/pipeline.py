@@ -21,6 +21,8 @@ TILINGS = ("tiled", "untiled", "none")
 
 
 BUFFERINGS = ("single", "double", "double-l3")
+#: the board whose capacities and cycle numbers a target defaults to
+TARGET_BOARDS = {"pulp-open": "siracusa", "gap9": "gap9_evk"}
 
 
 def pipeline_for(
@@ -32,6 +34,9 @@ def pipeline_for(
     l2: int = 0,
     weights: str = "L2",
     home: str = "L2",
+    regime: str | None = None,
+    board: str | None = None,
+    l3_budget: int = 0,
 ) -> str:
     """The pipeline `lower`/`run` use: bufferization, the L3 homes (`l2`: the
     L2 budget, tensors that do not fit go to L3; `weights=L3` forces the
@@ -41,11 +46,19 @@ def pipeline_for(
     what the L2 plan leaves free -- materialized with copies, multi-buffered
     (`double`: every hop; `double-l3`: the L3 hop only; `single`: none),
     decomposed for the target's DMA engines, and the L2/L3/L1 plans. `none`
-    runs kernels on L2 (L3 tensors staged whole around each op)."""
+    runs kernels on L2 (L3 tensors staged whole around each op).
+
+    With a `regime` (auto, resident, spill, stream), memory-regime chooses the
+    homes from the capacities of `board` (default: the target's, TARGET_BOARDS;
+    `l2`/`l3_budget` when given) instead of memory-home."""
     passes = ["training-inplace-alias"] if inplace else []
     passes.append("training-bufferize{level=L2}")
     l3 = bool(l2) or weights != "L2" or home != "L2"
-    if l3:
+    if regime is not None:
+        where = board or TARGET_BOARDS.get(target, "siracusa")
+        passes.append(f'memory-regime{{board="{where}" regime={regime} l2={l2} l3={l3_budget}}}')
+        l3 = True  # plan L3 (an empty plan when the regime keeps all in L2)
+    elif l3:
         prefetch = "true" if buffering != "single" else "false"
         stage = "whole" if tiling == "none" else "tiled"
         passes.append(

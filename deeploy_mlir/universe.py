@@ -64,6 +64,12 @@ def _memory_home() -> type[ModulePass]:
     return MemoryHome
 
 
+def _memory_regime() -> type[ModulePass]:
+    from deeploy_mlir.passes.memory_regime import MemoryRegime
+
+    return MemoryRegime
+
+
 def _dma_decompose() -> type[ModulePass]:
     from deeploy_mlir.passes.dma_decompose import DmaDecompose
 
@@ -85,6 +91,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "training-inplace-alias": _inplace,
     "training-bufferize": _bufferize,
     "memory-home": _memory_home,
+    "memory-regime": _memory_regime,
     "arena-plan": _arena_plan,
     "tile-select": _tile_select,
     "tiling-materialize": _materialize,

@@ -76,6 +76,40 @@ def test_single_buffered_two_op_schedule() -> None:
     assert t.ratio == t.total / t.roofline
 
 
+@pytest.mark.parametrize("b", BOARDS, ids=[b.name for b in BOARDS])
+def test_two_ops_on_two_engines(b: Board) -> None:
+    """Op 1 (a gemm) runs on a tile fetched by the cluster DMA while op 2's
+    weights stream in from L3; op 2 (elementwise) needs them in L1, so their
+    L2 -> L1 copy queues behind op 1's write-back on the cluster DMA."""
+    w = 2048
+    events: list[Event] = [
+        Transfer("ram", w, "w"),  # op 2's weights, L3 -> L2, issued first
+        Transfer("mchan", IN, "x"),  # op 1's input, L2 -> L1
+        Wait("x"),
+        Compute("gemm", MACS),
+        Transfer("mchan", OUT, "y"),  # op 1's output, L1 -> L2
+        Wait("w"),
+        Transfer("mchan", w, "w1"),  # op 2's weights, L2 -> L1
+        Wait("w1"),
+        Compute("elementwise", OUT),
+        Wait("y"),
+    ]
+    d_ram, d_x, d_y, d_w1 = (
+        dma(b, "ram", w),
+        dma(b, "mchan", IN),
+        dma(b, "mchan", OUT),
+        dma(b, "mchan", w),
+    )
+    c1, c2 = mac(b, "gemm", MACS), mac(b, "elementwise", OUT)
+    after_op1 = d_x + c1  # the cluster, and when y is issued (mchan is idle by then)
+    w1_start = max(after_op1, d_ram, after_op1 + d_y)  # issued after the wait, behind y
+    t = simulate(b, events)
+    assert t.total == w1_start + d_w1 + c2
+    assert t.dma_busy == {"mchan": d_x + d_y + d_w1, "ram": d_ram}
+    assert t.compute_busy == c1 + c2
+    assert t.roofline == max(c1 + c2, d_x + d_y + d_w1, d_ram)
+
+
 @pytest.mark.parametrize("macs", [MACS, MACS // 64], ids=["compute_bound", "dma_bound"])
 def test_double_buffered_second_transfer_overlaps_compute(macs: int) -> None:
     """Two tiles: the second tile's input is copied while the first computes.

@@ -78,7 +78,10 @@ def test_deeploy_style_graph_trains_like_torch(tmp_path: Path) -> None:
     w = torch.tensor(init["w"], requires_grad=True)
     b = torch.tensor(init["b"], requires_grad=True)
     for i in range(4):
+        # Deeploy's SoftmaxCrossEntropyLossGrad (no dY input) scales the mean
+        # loss's gradient by 1/B once more: the gradient of loss / B
         loss = torch.nn.functional.cross_entropy(torch.tensor(x[i]) @ w.T + b, torch.tensor(y[i]))
+        loss = loss / x.shape[1]
         loss.backward()
         with torch.no_grad():
             w -= 0.1 * w.grad

@@ -27,7 +27,7 @@ give), moving a Wait later never increases the total.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -89,39 +89,84 @@ def compute_cycles(board: Board, family: str, macs: int) -> int:
     return math.ceil(macs / per_cycle)
 
 
+class Simulator:
+    """The event model, one event at a time: what `simulate` runs, and what a
+    schedule walker (deeploy_mlir.cost.schedule) drives directly so that it can
+    see each event's effect (the cycles a wait stalls the cluster). Tokens may be
+    any hashable value. Cycles of equal transfers and computes are computed once."""
+
+    def __init__(self, board: Board) -> None:
+        self.board = board
+        self.now = 0  # cluster time
+        self.free = dict.fromkeys(board.engines, 0)  # engine -> when its queue drains
+        self.busy = dict.fromkeys(board.engines, 0)
+        self.done: dict[Hashable, int] = {}  # token -> when its last transfer so far lands
+        self.computing = 0
+        self._transfer: dict[tuple[str, int], int] = {}
+        self._compute: dict[tuple[str, int], int] = {}
+
+    def transfer(self, engine: str, nbytes: int, token: Hashable) -> int:
+        """Queue a copy; returns the cycles it keeps `engine` busy."""
+        cycles = self._transfer.get((engine, nbytes))
+        if cycles is None:
+            if engine not in self.board.engines:
+                raise ValueError(
+                    f"transfer on engine '{engine}': board '{self.board.name}' "
+                    f"has engines {', '.join(self.board.engines)}"
+                )
+            cycles = transfer_cycles(self.board.engines[engine], nbytes)
+            self._transfer[(engine, nbytes)] = cycles
+        end = max(self.free[engine], self.now) + cycles
+        self.free[engine] = end
+        self.busy[engine] += cycles
+        if end > self.done.get(token, 0):
+            self.done[token] = end
+        return cycles
+
+    def wait(self, token: Hashable) -> int:
+        """Advance the cluster to the end of `token`'s transfers; returns the stall."""
+        if token not in self.done:
+            raise ValueError(f"wait on token '{token}' before any transfer")
+        stall = max(0, self.done[token] - self.now)
+        self.now += stall
+        return stall
+
+    def compute(self, family: str, macs: int) -> int:
+        """Run a kernel on the cluster; returns its cycles."""
+        cycles = self._compute.get((family, macs))
+        if cycles is None:
+            cycles = compute_cycles(self.board, family, macs)
+            self._compute[(family, macs)] = cycles
+        self.now += cycles
+        self.computing += cycles
+        return cycles
+
+    def timeline(self) -> Timeline:
+        """The totals so far (transfers still in flight counted to their end)."""
+        total = max(self.now, *self.free.values())
+        roofline = max(self.computing, *self.busy.values())
+        assert total >= roofline, (total, roofline)
+        ratio = total / roofline if roofline else 1.0
+        return Timeline(total, dict(self.busy), self.computing, roofline, ratio)
+
+
 def simulate(board: Board, events: Iterable[Event]) -> Timeline:
     """Run `events` on `board`. A schedule that names an engine or kernel family
     the board lacks, or waits on a token no transfer was issued on, is a bug in
     whoever built it: ValueError."""
-    now = 0
-    free = dict.fromkeys(board.engines, 0)  # engine -> when its queue drains
-    busy = dict.fromkeys(board.engines, 0)
-    done: dict[str, int] = {}  # token -> when its last transfer so far lands
-    computing = 0
+    sim = Simulator(board)
     for i, ev in enumerate(events):
-        match ev:
-            case Transfer(engine=name, bytes=nbytes, token=token):
-                if name not in board.engines:
-                    raise ValueError(
-                        f"event {i}: transfer on engine '{name}': board '{board.name}' "
-                        f"has engines {', '.join(board.engines)}"
-                    )
-                cycles = transfer_cycles(board.engines[name], nbytes)
-                free[name] = max(free[name], now) + cycles
-                busy[name] += cycles
-                done[token] = max(done.get(token, 0), free[name])
-            case Wait(token=token):
-                if token not in done:
-                    raise ValueError(f"event {i}: wait on token '{token}' before any transfer")
-                now = max(now, done[token])
-            case Compute(family=family, macs=macs):
-                cycles = compute_cycles(board, family, macs)
-                now += cycles
-                computing += cycles
-            case _:
-                raise TypeError(f"event {i}: not a Transfer, Wait or Compute: {ev!r}")
-    total = max(now, *free.values())
-    roofline = max(computing, *busy.values())
-    assert total >= roofline, (total, roofline)
-    ratio = total / roofline if roofline else 1.0
-    return Timeline(total, busy, computing, roofline, ratio)
+        try:
+            match ev:
+                case Transfer(engine=name, bytes=nbytes, token=token):
+                    sim.transfer(name, nbytes, token)
+                case Wait(token=token):
+                    sim.wait(token)
+                case Compute(family=family, macs=macs):
+                    sim.compute(family, macs)
+                case _:
+                    raise TypeError(f"event {i}: not a Transfer, Wait or Compute: {ev!r}")
+        except ValueError as e:
+            msg = str(e)
+            raise ValueError(msg if msg.startswith("compute of") else f"event {i}: {msg}") from None
+    return sim.timeline()

@@ -415,12 +415,13 @@ class MatmulOp(TrainingComputeOp, IterationSpaceInterface):
         return IterationSpace((a[0], b[1], a[1]), maps, frozenset(), frozenset({2}))
 
 
-BINARY_KINDS = ("add", "sub", "mul", "div")
+BINARY_KINDS = ("add", "sub", "mul", "div", "pow")
 
 
 @irdl_op_definition
 class BinaryOp(TrainingComputeOp, ElementwiseAliasing, ElementwiseSpace):
-    """Elementwise A <kind> B with numpy broadcasting; kind in add, sub, mul, div."""
+    """Elementwise A <kind> B with numpy broadcasting; kind in add, sub, mul, div, pow
+    (pow: A ** B, as C's powf)."""
 
     name = "training.binary"
     N_INS: ClassVar[tuple[int, int]] = (2, 2)
@@ -547,11 +548,10 @@ class SoftmaxCrossEntropyLossGradOp(TrainingComputeOp, SceSpace):
         return [(b, c)]
 
 
-@irdl_op_definition
-class ReduceSumOp(TrainingComputeOp, IterationSpaceInterface):
-    """Sum over `axes` (non-negative, sorted), keeping them as 1s when keepdims."""
+class ReduceOp(TrainingComputeOp, IterationSpaceInterface, ABC):
+    """A reduction over `axes` (non-negative, sorted), keeping them as 1s when
+    keepdims; the axes stay whole."""
 
-    name = "training.reduce_sum"
     axes = prop_def(DenseArrayBase.constr(i64))
     keepdims = opt_prop_def(UnitAttr)
 
@@ -583,6 +583,21 @@ class ReduceSumOp(TrainingComputeOp, IterationSpaceInterface):
         )
         maps = (AffineMap.identity(len(x)), _dims_map(len(x), out_idx))
         return IterationSpace(x, maps, frozenset(), frozenset(axes))
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    """Sum over `axes` (ONNX ReduceSum)."""
+
+    name = "training.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    """Mean over `axes`: the sum divided by the number of elements reduced into
+    each output (ONNX ReduceMean)."""
+
+    name = "training.reduce_mean"
 
 
 class StateUpdate(AliasingInterface):
@@ -648,6 +663,66 @@ class CopyOp(TrainingComputeOp, ElementwiseSpace):
 
     def infer_shapes(self) -> list[tuple[int, ...]]:
         return [shape_of(self.ins[0].type)]
+
+
+@irdl_op_definition
+class ReshapeOp(TrainingComputeOp, IterationSpaceInterface):
+    """Y = X's elements, in row-major order, under Y's declared shape (ONNX
+    Reshape and Flatten, the target shape resolved at import: shapes are
+    static). Y has a buffer of its own (a copy; no aliasing: an alias would
+    need a memref of another shape over the same storage).
+
+    The output's shape is its declared type, checked against X's element
+    count, so that a tile of a reshape is again a reshape: a dim that X and Y
+    keep (`reshape_groups`) may tile (a tile holds the same elements in the
+    same row-major order on both sides, so its kernel is a copy); the dims
+    that merge or split stay whole."""
+
+    name = "training.reshape"
+
+    def check_inputs(self) -> None:
+        pass
+
+    def output_elem_types(self) -> list[Attribute]:
+        return [elem_of(self.ins[0].type)]
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        x, y = shape_of(self.ins[0].type), shape_of(self.output_types()[0])
+        nx, ny = 1, 1
+        for d in x:
+            nx *= d
+        for d in y:
+            ny *= d
+        if nx != ny:
+            raise VerifyException(
+                f"X ({fmt_shape(x)}, {nx} elements) cannot be reshaped to {fmt_shape(y)} "
+                f"({ny} elements)"
+            )
+        return [y]
+
+    def iteration_space(self) -> IterationSpace:
+        # a dim that X and Y keep (a group of one dim on each side, see
+        # reshape_groups) is one loop dim and may tile: a tile then holds the
+        # same elements, in the same order, on both sides; the dims of merged
+        # or split groups have loop dims of their own and stay whole; size-1
+        # dims are the constant 0
+        x, y = shape_of(self.ins[0].type), shape_of(self.output_types()[0])
+        dims: list[int] = []
+        x_idx: list[int | None] = [None] * len(x)
+        y_idx: list[int | None] = [None] * len(y)
+        whole: set[int] = set()
+        for gx, gy in reshape_groups(x, y):
+            if len(gx) == 1 and len(gy) == 1:
+                x_idx[gx[0]] = y_idx[gy[0]] = len(dims)
+                dims.append(x[gx[0]])
+                continue
+            for idx, shape, group in ((x_idx, x, gx), (y_idx, y, gy)):
+                for i in group:
+                    idx[i] = len(dims)
+                    whole.add(len(dims))
+                    dims.append(shape[i])
+        maps = (_dims_map(len(dims), x_idx), _dims_map(len(dims), y_idx))
+        return IterationSpace(tuple(dims), maps, frozenset(whole))
 
 
 # --------------------------------------------------------------------------
@@ -1169,6 +1244,393 @@ class GlobalAvgPoolGradOp(TrainingComputeOp, NoAliasing, IterationSpaceInterface
 
 
 # --------------------------------------------------------------------------
+# Transformer ops: batched matmul, softmax, layer normalization, GELU, layout
+# --------------------------------------------------------------------------
+
+
+def _check_axis(axis: int, rank: int, what: str = "axis") -> int:
+    if not 0 <= axis < rank:
+        raise VerifyException(
+            f"{what} {axis} is out of range for rank {rank}: it must be in [0, {rank}) "
+            "(the importer turns negative axes into these)"
+        )
+    return axis
+
+
+@irdl_op_definition
+class BatchMatmulOp(TrainingComputeOp, NoAliasing, IterationSpaceInterface):
+    """Y[b.., m, n] = alpha * sum_k A'[b.., m, k] B'[b.., k, n] + beta * C (ONNX
+    MatMul of rank > 2, and Deeploy's Gemm on batched operands).
+
+    A' is A [.., K, M] transposed when trans_a, else A [.., M, K]; B' likewise
+    ([.., N, K] when trans_b). The batch dims (all but the last two) broadcast
+    like numpy's; C (optional) broadcasts to Y. K is a reduction and stays whole."""
+
+    name = "training.batch_matmul"
+    N_INS: ClassVar[tuple[int, int]] = (2, 3)
+    trans_a = opt_prop_def(UnitAttr)
+    trans_b = opt_prop_def(UnitAttr)
+    alpha = prop_def(FloatAttr[AnyFloat], default_value=FloatAttr(1.0, f32))
+    beta = prop_def(FloatAttr[AnyFloat], default_value=FloatAttr(1.0, f32))
+
+    def geometry(self) -> tuple[tuple[int, ...], int, int, int]:
+        """(batch dims of Y, M, N, K)."""
+        a, b = (shape_of(t) for t in self.in_types()[:2])
+        if len(a) < 2 or len(b) < 2:
+            raise VerifyException(
+                f"A and B must have rank 2 or more (batch dims, then a matrix), got "
+                f"{fmt_shape(a)} and {fmt_shape(b)}"
+            )
+        m, n, k = gemm_shapes(a[-2:], b[-2:], self.trans_a is not None, self.trans_b is not None)
+        batch = broadcast_shapes(a[:-2], b[:-2])
+        if batch is None:
+            raise VerifyException(
+                f"the batch dims of A ({fmt_shape(a[:-2])}) and B ({fmt_shape(b[:-2])}) do not "
+                "broadcast together"
+            )
+        return batch, m, n, k
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        batch, m, n, _ = self.geometry()
+        out = (*batch, m, n)
+        if len(self.ins) == 3:
+            c = shape_of(self.ins[2].type)
+            if len(c) > len(out) or broadcast_shapes(c, out) != out:
+                raise VerifyException(
+                    f"bias C of shape {fmt_shape(c)} does not broadcast to the result "
+                    f"{fmt_shape(out)}"
+                )
+        return [out]
+
+    def iteration_space(self) -> IterationSpace:
+        batch, m, n, k = self.geometry()
+        nb = len(batch)
+        dm, dn, dk = nb, nb + 1, nb + 2
+        dims = (*batch, m, n, k)
+        out = (*batch, m, n)
+
+        def right_aligned(shape: Sequence[int], tail: list[int | None]) -> AffineMap:
+            lead = shape[: len(shape) - len(tail)]
+            off = len(out) - len(tail) - len(lead)
+            idx: list[int | None] = [
+                None if d == 1 and out[i + off] != 1 else i + off for i, d in enumerate(lead)
+            ]
+            return _dims_map(len(dims), idx + tail)
+
+        a, b = (shape_of(t) for t in self.in_types()[:2])
+        a_mat: list[int | None] = [dk, dm] if self.trans_a is not None else [dm, dk]
+        b_mat: list[int | None] = [dn, dk] if self.trans_b is not None else [dk, dn]
+        maps = [right_aligned(a, a_mat), right_aligned(b, b_mat)]
+        if len(self.ins) == 3:
+            c = shape_of(self.ins[2].type)
+            maps.append(right_aligned(c, []))
+        maps.append(_dims_map(len(dims), list(range(len(out)))))
+        return IterationSpace(dims, tuple(maps), frozenset(), frozenset({dk}))
+
+
+@irdl_op_definition
+class SoftmaxOp(TrainingComputeOp, ElementwiseAliasing, IterationSpaceInterface):
+    """Y = exp(X - max) / sum(exp(X - max)) along `axis` (ONNX Softmax, opset 13
+    semantics); the axis stays whole."""
+
+    name = "training.softmax"
+    axis = prop_def(IntegerAttr[I64])
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        x = shape_of(self.ins[0].type)
+        _check_axis(self.axis.value.data, len(x))
+        return [x]
+
+    def iteration_space(self) -> IterationSpace:
+        x = shape_of(self.ins[0].type)
+        ident = AffineMap.identity(len(x))
+        return IterationSpace(x, (ident, ident), frozenset({self.axis.value.data}))
+
+
+@irdl_op_definition
+class SoftmaxGradOp(TrainingComputeOp, ElementwiseAliasing, IterationSpaceInterface):
+    """dX = Y * (dY - sum(dY * Y along axis)) (com.microsoft SoftmaxGrad_13, and
+    SoftmaxGrad over the last axis): ins (dY, Y), Y the softmax's output."""
+
+    name = "training.softmax_grad"
+    N_INS: ClassVar[tuple[int, int]] = (2, 2)
+    axis = prop_def(IntegerAttr[I64])
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        dy, y = (shape_of(t) for t in self.in_types())
+        if dy != y:
+            raise VerifyException(
+                f"dY ({fmt_shape(dy)}) and Y ({fmt_shape(y)}) must have the same shape"
+            )
+        _check_axis(self.axis.value.data, len(y))
+        return [y]
+
+    def iteration_space(self) -> IterationSpace:
+        y = shape_of(self.ins[1].type)
+        ident = AffineMap.identity(len(y))
+        axis = self.axis.value.data
+        return IterationSpace(y, (ident, ident, ident), frozenset({axis}), frozenset({axis}))
+
+
+class NormOp(TrainingComputeOp, IterationSpaceInterface, ABC):
+    """Shapes shared by layer normalization and its gradient: X [d0.., da..]
+    normalized over the dims from `axis` on; scale and bias have the
+    normalized shape (leading 1s may be left out); the saved statistics (Mean,
+    InvStdDev) have X's outer dims, then 1s (ONNX: [d0.., 1, .., 1])."""
+
+    axis = prop_def(IntegerAttr[I64])
+    epsilon = prop_def(FloatAttr[AnyFloat], default_value=FloatAttr(1e-5, f32))
+
+    def x_shape(self) -> tuple[int, ...]:
+        return shape_of(self.ins[self.X_IN].type)
+
+    #: position of X among the inputs
+    X_IN: ClassVar[int] = 0
+
+    def norm_axis(self) -> int:
+        x = self.x_shape()
+        if not x:
+            raise VerifyException("X must have rank 1 or more")
+        return _check_axis(self.axis.value.data, len(x))
+
+    def check_param(self, t: Attribute, what: str) -> None:
+        x, axis = self.x_shape(), self.norm_axis()
+        s, norm = shape_of(t), x[axis:]
+        size = 1
+        for d in s:
+            size *= d
+        want = 1
+        for d in norm:
+            want *= d
+        if len(s) > len(norm) or broadcast_shapes(s, norm) != norm or size != want:
+            raise VerifyException(
+                f"{what} must have the normalized shape {fmt_shape(norm)} (X's dims from axis "
+                f"{axis}), got {fmt_shape(s)}"
+            )
+
+    def stats_shape(self) -> tuple[int, ...]:
+        x, axis = self.x_shape(), self.norm_axis()
+        return (*x[:axis], *([1] * (len(x) - axis)))
+
+    def check_stats(self, t: Attribute, what: str) -> None:
+        x, axis = self.x_shape(), self.norm_axis()
+        s = shape_of(t)
+        if s[:axis] != x[:axis] or len(s) > len(x) or any(d != 1 for d in s[axis:]):
+            raise VerifyException(
+                f"{what} must have X's outer dims {fmt_shape(x[:axis])} followed by 1s (e.g. "
+                f"{fmt_shape(self.stats_shape())}), got {fmt_shape(s)}"
+            )
+
+    def param_map(self, t: Attribute) -> AffineMap:
+        return _broadcast_map(self.x_shape(), shape_of(t))
+
+    def stats_map(self, t: Attribute) -> AffineMap:
+        axis, r = self.norm_axis(), len(self.x_shape())
+        return _dims_map(r, [*range(axis), *([None] * (len(shape_of(t)) - axis))])
+
+
+LN_OUTS = ("Y", "Mean", "InvStdDev")
+
+
+@irdl_op_definition
+class LayerNormOp(NormOp, ElementwiseAliasing):
+    """(Y, Mean, InvStdDev) = LayerNormalization(X, scale[, bias]) (ONNX,
+    stash_type 1): Y = (X - mean) * inv_std * scale + bias over the dims from
+    `axis` on, inv_std = 1 / sqrt(var + epsilon) with the biased variance. One
+    to three outputs (Y, then optionally Mean, then InvStdDev). The normalized
+    dims stay whole."""
+
+    name = "training.layer_norm"
+    N_INS: ClassVar[tuple[int, int]] = (2, 3)
+
+    def n_outs(self) -> int:
+        n = len(self.output_types())
+        return n if 1 <= n <= 3 else 1
+
+    def verify_(self) -> None:
+        n = len(self.output_types())
+        if not 1 <= n <= 3:
+            form = "outs" if self.is_buffer_form else "results"
+            raise VerifyException(
+                f"expects 1 to 3 {form} (Y, then optionally Mean and InvStdDev), got {n}"
+            )
+        super().verify_()
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        x = self.x_shape()
+        self.check_param(self.ins[1].type, "scale")
+        if len(self.ins) == 3:
+            self.check_param(self.ins[2].type, "bias")
+        return [x, *[self.stats_shape()] * (self.n_outs() - 1)]
+
+    def iteration_space(self) -> IterationSpace:
+        x, axis = self.x_shape(), self.norm_axis()
+        maps = [AffineMap.identity(len(x))]
+        maps += [self.param_map(t) for t in self.in_types()[1:]]
+        maps.append(AffineMap.identity(len(x)))
+        maps += [self.stats_map(t) for t in self.output_types()[1:]]
+        norm = frozenset(range(axis, len(x)))
+        return IterationSpace(x, tuple(maps), norm, norm)
+
+
+LN_GRADS = ("dX", "dScale", "dBias")
+
+
+@irdl_op_definition
+class LayerNormGradOp(NormOp, NoAliasing):
+    """(dX, dScale, dBias) = gradients of layer_norm: ins (dY, X, scale[, Mean,
+    InvStdDev]), the forward's axis and epsilon.
+
+    With xhat = (X - mean) * inv_std and g = dY * scale, over the normalized
+    dims (D elements): dX = inv_std * (g - mean(g) - xhat * mean(g * xhat)),
+    dScale = sum over the outer dims of dY * xhat, dBias = sum of dY. Without
+    Mean and InvStdDev (Deeploy's LayerNormalizationGrad) they are recomputed
+    from X; dScale and dBias need them given (onnxruntime's form). `outputs`
+    lists the gradients wanted, in the order dX, dScale, dBias."""
+
+    name = "training.layer_norm_grad"
+    N_INS: ClassVar[tuple[int, int]] = (3, 5)
+    X_IN: ClassVar[int] = 1
+    outputs = prop_def(
+        ArrayAttr[StringAttr], default_value=ArrayAttr([StringAttr(s) for s in LN_GRADS])
+    )
+
+    def grads(self) -> list[str]:
+        return [s.data for s in self.outputs.data]
+
+    def n_outs(self) -> int:
+        return len(self.outputs.data)
+
+    def verify_(self) -> None:
+        names = self.grads()
+        if not names or [g for g in LN_GRADS if g in names] != names:
+            raise VerifyException(
+                f"outputs must list some of dX, dScale, dBias, each once and in that order, got "
+                f"{self.outputs}"
+            )
+        if len(self.ins) == 4:
+            raise VerifyException(
+                "expects Mean and InvStdDev both (5 inputs) or neither (3 inputs), got 4 inputs"
+            )
+        super().verify_()
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        dy, x = (shape_of(t) for t in self.in_types()[:2])
+        if dy != x:
+            raise VerifyException(
+                f"dY ({fmt_shape(dy)}) and X ({fmt_shape(x)}) must have the same shape"
+            )
+        self.check_param(self.ins[2].type, "scale")
+        if len(self.ins) == 5:
+            self.check_stats(self.ins[3].type, "Mean")
+            self.check_stats(self.ins[4].type, "InvStdDev")
+        elif "dScale" in self.grads() or "dBias" in self.grads():
+            raise VerifyException(
+                "dScale and dBias need the forward's Mean and InvStdDev as inputs #3 and #4"
+            )
+        scale = shape_of(self.ins[2].type)
+        shapes = {"dX": x, "dScale": scale, "dBias": scale}
+        return [shapes[g] for g in self.grads()]
+
+    def iteration_space(self) -> IterationSpace:
+        x, axis = self.x_shape(), self.norm_axis()
+        ident = AffineMap.identity(len(x))
+        scale = self.ins[2].type
+        maps = [ident, ident, self.param_map(scale)]
+        maps += [self.stats_map(t) for t in self.in_types()[3:]]
+        roles = {"dX": ident, "dScale": self.param_map(scale), "dBias": self.param_map(scale)}
+        maps += [roles[g] for g in self.grads()]
+        norm = set(range(axis, len(x)))
+        reduction = set(norm)
+        if "dScale" in self.grads() or "dBias" in self.grads():
+            reduction |= set(range(axis))
+        return IterationSpace(x, tuple(maps), frozenset(norm), frozenset(reduction))
+
+
+@irdl_op_definition
+class GeluOp(TrainingComputeOp, ElementwiseAliasing, ElementwiseSpace):
+    """Y = 0.5 * X * (1 + erf(X / sqrt(2))) (ONNX Gelu, approximate = none)."""
+
+    name = "training.gelu"
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        return [shape_of(self.ins[0].type)]
+
+
+@irdl_op_definition
+class GeluGradOp(TrainingComputeOp, ElementwiseAliasing, ElementwiseSpace):
+    """dX = dY * (0.5 * (1 + erf(X / sqrt(2))) + X * exp(-X^2 / 2) / sqrt(2 pi))
+    (GeluGrad: ins dY, X; X is the Gelu's input)."""
+
+    name = "training.gelu_grad"
+    N_INS: ClassVar[tuple[int, int]] = (2, 2)
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        dy, x = (shape_of(t) for t in self.in_types())
+        if dy != x:
+            raise VerifyException(
+                f"dY ({fmt_shape(dy)}) and X ({fmt_shape(x)}) must have the same shape"
+            )
+        return [x]
+
+
+@irdl_op_definition
+class TransposeOp(TrainingComputeOp, NoAliasing, IterationSpaceInterface):
+    """Y = X with its dims permuted: Y.shape[j] = X.shape[perm[j]] (ONNX
+    Transpose). The loop dims are Y's; X is indexed through the inverse
+    permutation, so every dim may tile."""
+
+    name = "training.transpose"
+    perm = prop_def(DenseArrayBase.constr(i64))
+
+    def perm_list(self) -> list[int]:
+        return [int(p) for p in self.perm.get_values()]
+
+    def infer_shapes(self) -> list[tuple[int, ...]]:
+        x = shape_of(self.ins[0].type)
+        perm = self.perm_list()
+        if sorted(perm) != list(range(len(x))):
+            raise VerifyException(
+                f"perm {perm} must be a permutation of 0..{len(x) - 1} (X is {fmt_shape(x)})"
+            )
+        return [tuple(x[p] for p in perm)]
+
+    def iteration_space(self) -> IterationSpace:
+        perm = self.perm_list()
+        out = tuple(shape_of(self.ins[0].type)[p] for p in perm)
+        x_idx: list[int | None] = [perm.index(i) for i in range(len(perm))]
+        maps = (_dims_map(len(out), x_idx), AffineMap.identity(len(out)))
+        return IterationSpace(out, maps, frozenset())
+
+
+def reshape_groups(x: Sequence[int], y: Sequence[int]) -> list[tuple[list[int], list[int]]]:
+    """The dims of X and Y (size-1 dims left out) in aligned groups: runs of
+    consecutive dims with the same element count on both sides, as small as
+    possible. A group of one dim on each side is a dim a reshape keeps."""
+    xs = [i for i, d in enumerate(x) if d != 1]
+    ys = [j for j, d in enumerate(y) if d != 1]
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(xs) and j < len(ys):
+        gx, gy = [xs[i]], [ys[j]]
+        px, py = x[xs[i]], y[ys[j]]
+        i, j = i + 1, j + 1
+        while px != py:
+            if px < py and i < len(xs):
+                gx.append(xs[i])
+                px, i = px * x[xs[i]], i + 1
+            elif py < px and j < len(ys):
+                gy.append(ys[j])
+                py, j = py * y[ys[j]], j + 1
+            else:  # the element counts differ (the verifier says so)
+                break
+        groups.append((gx, gy))
+    if i < len(xs) or j < len(ys):  # element counts differ: one last group
+        groups.append((xs[i:], ys[j:]))
+    return groups
+
+
+# --------------------------------------------------------------------------
 # Non-compute ops
 # --------------------------------------------------------------------------
 
@@ -1236,6 +1698,7 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
     AccumulateOp,
     SgdOp,
     CopyOp,
+    ReshapeOp,
     Conv2dOp,
     Conv2dGradOp,
     MaxPool2dOp,
@@ -1244,6 +1707,15 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
     AvgPool2dGradOp,
     GlobalAvgPoolOp,
     GlobalAvgPoolGradOp,
+    ReduceMeanOp,
+    BatchMatmulOp,
+    SoftmaxOp,
+    SoftmaxGradOp,
+    LayerNormOp,
+    LayerNormGradOp,
+    GeluOp,
+    GeluGradOp,
+    TransposeOp,
 )
 
 Training = Dialect(

@@ -347,6 +347,120 @@ def _size(t: Attribute) -> int:
     return int(np.prod(T.shape_of(t), dtype=np.int64))
 
 
+def _u32(v: int) -> str:
+    return f"{v}u"
+
+
+def _window_fields(win: T.Window2d) -> list[tuple[str, str]]:
+    return [
+        (".stride_h", _u32(win.strides[0])),
+        (".stride_w", _u32(win.strides[1])),
+        (".dil_h", _u32(win.dilations[0])),
+        (".dil_w", _u32(win.dilations[1])),
+        (".pad_top", _u32(win.pads[0])),
+        (".pad_left", _u32(win.pads[1])),
+    ]
+
+
+def _conv_geometry_fields(g: T.ConvGeometry) -> list[tuple[str, str]]:
+    sizes = [
+        ("batch", g.n),
+        ("in_ch", g.c),
+        ("in_h", g.h),
+        ("in_w", g.w),
+        ("out_ch", g.m),
+        ("k_h", g.kh),
+        ("k_w", g.kw),
+        ("out_h", g.oh),
+        ("out_w", g.ow),
+        ("groups", g.groups),
+    ]
+    return [(f".{k}", _u32(v)) for k, v in sizes] + _window_fields(g.window)
+
+
+def _pool_fields(op: T.PoolOp, x: Sequence[int], y: Sequence[int]) -> list[tuple[str, str]]:
+    """Geometry of a pooling kernel call: X (or dX) of shape x, Y (or dY) y."""
+    win = op.window()
+    inc = isinstance(op, T.AvgPool2dOp | T.AvgPool2dGradOp) and op.count_include_pad is not None
+    sizes = [
+        ("planes", x[0] * x[1]),
+        ("in_h", x[2]),
+        ("in_w", x[3]),
+        ("out_h", y[2]),
+        ("out_w", y[3]),
+        ("k_h", win.kernel[0]),
+        ("k_w", win.kernel[1]),
+    ]
+    return (
+        [(f".{k}", _u32(v)) for k, v in sizes]
+        + _window_fields(win)
+        + [(".count_include_pad", _u32(int(inc)))]
+    )
+
+
+def conv_pool_calls(op: T.TrainingComputeOp, cx: _FnCtx) -> list[KernelCall]:
+    """Kernel calls of the convolution and pooling ops (runtime_c dm_conv.h,
+    dm_pool.h); the geometry is the operands' own (a tile's, when tiled)."""
+    p = cx.ptr
+    ins, outs = list(op.ins), list(op.outs)
+    note = op.name
+    match op:
+        case T.Conv2dOp():
+            b = p(ins[2]) if len(ins) == 3 else "NULL"
+            f = [(".X", p(ins[0])), (".W", p(ins[1])), (".B", b), (".Y", p(outs[0]))]
+            f += _conv_geometry_fields(op.geometry())
+            return [KernelCall("dm_conv2d_fp32", "dm_conv2d_args_t", f, note)]
+        case T.Conv2dGradOp():
+            grads = dict(zip(op.grads(), outs, strict=True))
+            f = [(".dY", p(ins[0])), (".X", p(ins[1])), (".W", p(ins[2]))]
+            f += [(f".{k}", p(grads[k]) if k in grads else "NULL") for k in T.CONV_GRADS]
+            f += _conv_geometry_fields(op.geometry())
+            calls: list[KernelCall] = []
+            if "dX" in grads:
+                calls.append(
+                    KernelCall("dm_conv2d_grad_input_fp32", "dm_conv2d_grad_args_t", f, note)
+                )
+            if "dW" in grads or "dB" in grads:
+                calls.append(
+                    KernelCall(
+                        "dm_conv2d_grad_weight_fp32", "dm_conv2d_grad_args_t", f, f"{note} (dW, dB)"
+                    )
+                )
+            return calls
+        case T.MaxPool2dOp() | T.AvgPool2dOp():
+            x, y = T.shape_of(ins[0].type), T.shape_of(outs[0].type)
+            idx = p(outs[1]) if len(outs) == 2 else "NULL"
+            f = [(".X", p(ins[0])), (".Y", p(outs[0])), (".indices", idx)]
+            f += _pool_fields(op, x, y)
+            kernel = "dm_maxpool2d_fp32" if isinstance(op, T.MaxPool2dOp) else "dm_avgpool2d_fp32"
+            return [KernelCall(kernel, "dm_pool2d_args_t", f, note)]
+        case T.MaxPool2dGradOp() | T.AvgPool2dGradOp():
+            dy, dx = T.shape_of(ins[0].type), T.shape_of(outs[0].type)
+            idx = p(ins[1]) if isinstance(op, T.MaxPool2dGradOp) else "NULL"
+            f = [(".dY", p(ins[0])), (".indices", idx), (".dX", p(outs[0]))]
+            f += _pool_fields(op, dx, dy)
+            kernel = (
+                "dm_maxpool2d_grad_fp32"
+                if isinstance(op, T.MaxPool2dGradOp)
+                else "dm_avgpool2d_grad_fp32"
+            )
+            return [KernelCall(kernel, "dm_pool2d_grad_args_t", f, note)]
+        case T.GlobalAvgPoolOp():
+            n, c, h, w = T.shape_of(ins[0].type)
+            f = [(".X", p(ins[0])), (".Y", p(outs[0])), (".planes", _u32(n * c))]
+            f += [(".size", _u32(h * w))]
+            return [KernelCall("dm_global_avgpool_fp32", "dm_global_avgpool_args_t", f, note)]
+        case T.GlobalAvgPoolGradOp():
+            n, c, h, w = T.shape_of(outs[0].type)
+            f = [(".dY", p(ins[0])), (".dX", p(outs[0])), (".planes", _u32(n * c))]
+            f += [(".size", _u32(h * w))]
+            return [
+                KernelCall("dm_global_avgpool_grad_fp32", "dm_global_avgpool_grad_args_t", f, note)
+            ]
+        case _:
+            raise DeeployError(f"the C emitter has no kernel for {op.name}")
+
+
 def kernel_calls(op: Operation, cx: _FnCtx) -> list[KernelCall]:
     """The runtime_c kernel calls that implement one buffer-form op."""
     assert isinstance(op, T.TrainingComputeOp)
@@ -399,6 +513,7 @@ def kernel_calls(op: Operation, cx: _FnCtx) -> list[KernelCall]:
                 "sub": "DM_BINARY_SUB",
                 "mul": "DM_BINARY_MUL",
                 "div": "DM_BINARY_DIV",
+                "pow": "DM_BINARY_POW",
             }
             f = [
                 (".A", p(ins[0])),
@@ -483,9 +598,164 @@ def kernel_calls(op: Operation, cx: _FnCtx) -> list[KernelCall]:
                 (".size", f"{_size(ins[0].type)}u"),
             ]
             return [KernelCall("dm_sgd_fp32", "dm_sgd_args_t", f, note)]
-        case T.CopyOp():
+        case T.CopyOp() | T.ReshapeOp():
             f = [(".src", p(ins[0])), (".dst", p(outs[0])), (".bytes", f"{nbytes(ins[0].type)}u")]
             return [KernelCall("dm_copy", "dm_copy_args_t", f, note)]
+        case T.WindowedOp() | T.GlobalAvgPoolOp() | T.GlobalAvgPoolGradOp():
+            return conv_pool_calls(op, cx)
+        case _:
+            return transformer_calls(op, cx)  # the rest, or an error
+
+
+def _prod(shape: Sequence[int]) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _batch_matmul_call(op: T.BatchMatmulOp, cx: _FnCtx) -> KernelCall:
+    """dm_batch_matmul_fp32 over the operands' own shapes (a tile's, when tiled)."""
+    p = cx.ptr
+    ins, outs = list(op.ins), list(op.outs)
+    batch, m, n, k = op.geometry()
+    if len(batch) > 4:
+        raise DeeployError(
+            f"{op.name}: {len(batch)} batch dims > 4 are not supported by the kernel"
+        )
+
+    def batch_strides(t: Attribute, rank: int) -> list[int]:
+        s = [1] * (rank - len(T.shape_of(t))) + list(T.shape_of(t))
+        mat = s[-2] * s[-1]
+        return [st * mat for st in _bcast_strides(batch, s[:-2])]
+
+    f = [(".A", p(ins[0])), (".B", p(ins[1]))]
+    if len(ins) == 3:
+        c = [1, 1, *T.shape_of(ins[2].type)]
+        cm, cn = c[-2], c[-1]
+        f += [
+            (".C", p(ins[2])),
+            (".c_stride_m", f"{cn if cm != 1 else 0}u"),
+            (".c_stride_n", f"{1 if cn != 1 else 0}u"),
+            (".c_strides", _arr(batch_strides(ins[2].type, len(batch) + 2))),
+        ]
+    else:
+        f += [(".C", "NULL"), (".c_stride_m", "0u"), (".c_stride_n", "0u")]
+        f += [(".c_strides", _arr([]))]
+    f += [
+        (".Y", p(outs[0])),
+        (".M", f"{m}u"),
+        (".N", f"{n}u"),
+        (".K", f"{k}u"),
+        (".trans_a", f"{int(op.trans_a is not None)}u"),
+        (".trans_b", f"{int(op.trans_b is not None)}u"),
+        (".alpha", c_float(op.alpha.value.data)),
+        (".beta", c_float(op.beta.value.data)),
+        (".batch_rank", f"{len(batch)}u"),
+        (".batch_shape", _arr(batch)),
+        (".a_strides", _arr(batch_strides(ins[0].type, len(batch) + 2))),
+        (".b_strides", _arr(batch_strides(ins[1].type, len(batch) + 2))),
+    ]
+    return KernelCall("dm_batch_matmul_fp32", "dm_batch_matmul_args_t", f, op.name)
+
+
+def _rows_cols(op: T.NormOp) -> tuple[int, int]:
+    x, axis = op.x_shape(), op.norm_axis()
+    return _prod(x[:axis]), _prod(x[axis:])
+
+
+def transformer_calls(op: T.TrainingComputeOp, cx: _FnCtx) -> list[KernelCall]:
+    """Kernel calls of the transformer ops (runtime_c dm_batch_matmul.h,
+    dm_softmax.h, dm_layernorm.h, dm_gelu.h, dm_transpose.h, dm_reduce.h);
+    sizes come from the operands' own shapes (a tile's, when tiled)."""
+    p = cx.ptr
+    ins, outs = list(op.ins), list(op.outs)
+    note = op.name
+    match op:
+        case T.BatchMatmulOp():
+            return [_batch_matmul_call(op, cx)]
+        case T.SoftmaxOp() | T.SoftmaxGradOp():
+            shape = T.shape_of(outs[0].type)
+            axis = op.axis.value.data
+            geo = [
+                (".outer", f"{_prod(shape[:axis])}u"),
+                (".len", f"{shape[axis]}u"),
+                (".inner", f"{_prod(shape[axis + 1 :])}u"),
+            ]
+            if isinstance(op, T.SoftmaxOp):
+                f = [(".X", p(ins[0])), (".Y", p(outs[0])), *geo]
+                return [KernelCall("dm_softmax_fp32", "dm_softmax_args_t", f, note)]
+            f = [(".dY", p(ins[0])), (".Y", p(ins[1])), (".dX", p(outs[0])), *geo]
+            return [KernelCall("dm_softmax_grad_fp32", "dm_softmax_grad_args_t", f, note)]
+        case T.LayerNormOp():
+            rows, cols = _rows_cols(op)
+            stats = [p(o) for o in outs[1:]] + ["NULL"] * (3 - len(outs))
+            f = [
+                (".X", p(ins[0])),
+                (".scale", p(ins[1])),
+                (".bias", p(ins[2]) if len(ins) == 3 else "NULL"),
+                (".Y", p(outs[0])),
+                (".mean", stats[0]),
+                (".inv_std", stats[1]),
+                (".rows", f"{rows}u"),
+                (".cols", f"{cols}u"),
+                (".epsilon", c_float(op.epsilon.value.data)),
+            ]
+            return [KernelCall("dm_layernorm_fp32", "dm_layernorm_args_t", f, note)]
+        case T.LayerNormGradOp():
+            rows, cols = _rows_cols(op)
+            grads = dict(zip(op.grads(), outs, strict=True))
+            mean, inv = (p(ins[3]), p(ins[4])) if len(ins) == 5 else ("NULL", "NULL")
+            size = [(".rows", f"{rows}u"), (".cols", f"{cols}u")]
+            calls: list[KernelCall] = []
+            if "dScale" in grads or "dBias" in grads:
+                # first: the dX kernel below may overwrite dY in place
+                f = [(".dY", p(ins[0])), (".X", p(ins[1])), (".mean", mean), (".inv_std", inv)]
+                f += [(f".{g}", p(grads[g]) if g in grads else "NULL") for g in ("dScale", "dBias")]
+                calls.append(
+                    KernelCall(
+                        "dm_layernorm_grad_params_fp32",
+                        "dm_layernorm_grad_params_args_t",
+                        f + size,
+                        f"{note} (dScale, dBias)",
+                    )
+                )
+            if "dX" in grads:
+                f = [(".dY", p(ins[0])), (".X", p(ins[1])), (".scale", p(ins[2]))]
+                f += [(".mean", mean), (".inv_std", inv), (".dX", p(grads["dX"])), *size]
+                f += [(".epsilon", c_float(op.epsilon.value.data))]
+                calls.append(
+                    KernelCall("dm_layernorm_grad_fp32", "dm_layernorm_grad_args_t", f, note)
+                )
+            return calls
+        case T.GeluOp():
+            f = [(".X", p(ins[0])), (".Y", p(outs[0])), (".size", f"{_size(ins[0].type)}u")]
+            return [KernelCall("dm_gelu_fp32", "dm_gelu_args_t", f, note)]
+        case T.GeluGradOp():
+            f = [(".dY", p(ins[0])), (".X", p(ins[1])), (".dX", p(outs[0]))]
+            f += [(".size", f"{_size(ins[0].type)}u")]
+            return [KernelCall("dm_gelu_grad_fp32", "dm_gelu_grad_args_t", f, note)]
+        case T.TransposeOp():
+            shape = T.shape_of(ins[0].type)
+            if len(shape) > 6:
+                raise DeeployError(f"{note}: rank {len(shape)} > 6 is not supported by the kernel")
+            f = [
+                (".X", p(ins[0])),
+                (".Y", p(outs[0])),
+                (".rank", f"{len(shape)}u"),
+                (".shape", _arr(shape, 6)),
+                (".perm", _arr(op.perm_list(), 6)),
+            ]
+            return [KernelCall("dm_transpose_fp32", "dm_transpose_args_t", f, note)]
+        case T.ReduceMeanOp():
+            shape = T.shape_of(ins[0].type)
+            if len(shape) > 4:
+                raise DeeployError(f"{note}: rank {len(shape)} > 4 is not supported by the kernel")
+            f = [
+                (".X", p(ins[0])),
+                (".Y", p(outs[0])),
+                (".rank", f"{len(shape)}u"),
+                (".shape", _arr(shape)),
+                (".reduce_mask", f"{sum(1 << a for a in op.axes_list())}u"),
+            ]
+            return [KernelCall("dm_reduce_mean_fp32", "dm_reduce_args_t", f, note)]
         case _:
             raise DeeployError(f"the C emitter has no kernel for {op.name}")
 
@@ -686,12 +956,14 @@ class Project:
         }
 
     def manifest(self) -> dict[str, Any]:
-        from deeploy_mlir.memory.report import memory_summary
+        from deeploy_mlir.memory.report import MANIFEST_VERSION, memory_summary
 
-        summary = memory_summary(self.module)
+        summary = memory_summary(self.module)  # the schema: docs/manifest.md
         return {
-            "version": 1,
+            "version": MANIFEST_VERSION,
             "target": self.opts.target,
+            "regime": summary["regime"],
+            "footprint": summary["footprint"],
             "memory": summary["memory"],
             "buffers": summary["buffers"],
             "kernel_calls": self.n_calls,

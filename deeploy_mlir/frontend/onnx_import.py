@@ -171,12 +171,46 @@ def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
     return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
 
 
+def topological_order(g: onnx.GraphProto) -> list[onnx.NodeProto]:
+    """The nodes of `g` in an order where every input is produced before use
+    (Deeploy's exported graphs are not sorted): Kahn's algorithm, taking the
+    earliest ready node first, so a sorted graph keeps its order. Nodes that
+    never become ready (an input nobody produces) follow in graph order; the
+    importer then names the missing input."""
+    import heapq
+
+    known = {"", *(v.name for v in g.input), *(t.name for t in g.initializer)}
+    producers: dict[str, list[int]] = {}
+    missing = [0] * len(g.node)
+    for i, n in enumerate(g.node):
+        for name in set(n.input) - known:
+            producers.setdefault(name, []).append(i)
+            missing[i] += 1
+    ready = [i for i, m in enumerate(missing) if m == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(i)
+        for name in g.node[i].output:
+            for j in producers.pop(name, []):
+                missing[j] -= 1
+                if missing[j] == 0:
+                    heapq.heappush(ready, j)
+    done = set(order)
+    order += [i for i in range(len(g.node)) if i not in done]
+    return [g.node[i] for i in order]
+
+
 def _node_label(node: onnx.NodeProto) -> str:
     return f"node '{node.name or node.output[0]}' ({node.op_type})"
 
 
 Handler = Callable[["_Importer", onnx.NodeProto], None]
 HANDLERS: dict[tuple[str, str], Handler] = {}
+#: tried on every node before its handler: a folder that returns True has
+#: evaluated the node at import time (all its inputs constant: shape arithmetic)
+FOLDERS: list[Callable[[_Importer, onnx.NodeProto], bool]] = []
 
 
 def handles(*keys: str) -> Callable[[Handler], Handler]:
@@ -217,11 +251,13 @@ class _Importer:
         self.inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
         for vi in [*g.value_info, *g.output]:
             dims = vi.type.tensor_type.shape.dim
-            if all(d.HasField("dim_value") for d in dims):
+            # a value without a shape field is of unknown shape, not a scalar
+            has_shape = vi.type.tensor_type.HasField("shape")
+            if has_shape and all(d.HasField("dim_value") for d in dims):
                 self.value_shapes[vi.name] = tuple(d.dim_value for d in dims)
         style = "ort" if any(n.op_type == "InPlaceAccumulatorV2" for n in g.node) else "deeploy"
         args = self._training_args(style)
-        train_fn = self._function("training_step", args, list(g.node))
+        train_fn = self._function("training_step", args, topological_order(g))
         params = self._param_values(args)
         funcs = [train_fn]
         trainable = [a.name for a in args if a.kind == KIND_PARAM and self._has_grad(a.name, style)]
@@ -361,6 +397,8 @@ class _Importer:
         self.builder = Builder(InsertPoint.at_end(block))
         for node in nodes:
             dom = "" if node.domain in ("", "ai.onnx") else node.domain
+            if any(fold(self, node) for fold in FOLDERS):
+                continue
             HANDLERS[(dom, node.op_type)](self, node)
         if name == "training_step":
             self._graph_outputs()
@@ -379,6 +417,9 @@ class _Importer:
         for out in g.output:
             if out.name in self._updated:
                 continue  # added with its update target already
+            if out.name not in self.env and out.name in self.inits:
+                # a value evaluated at import (folded shape arithmetic)
+                self.env[out.name] = self.constant(self.inits[out.name])
             if out.name not in self.env:
                 if out.name in self._dropped:
                     continue
@@ -441,7 +482,7 @@ class _Importer:
 
     # -- helpers for op handlers ----------------------------------------------
     def value(self, node: onnx.NodeProto, i: int) -> SSAValue:
-        name = node.input[i]
+        name = self.input_name(node, i)
         if name in self.env:
             return self.env[name]
         if name in self.inits:
@@ -450,8 +491,16 @@ class _Importer:
             return v
         raise DeeployError(f"{_node_label(node)}: input '{name}' is not defined before use")
 
+    def input_name(self, node: onnx.NodeProto, i: int) -> str:
+        """The name of input #i, which the node must have."""
+        if i >= len(node.input) or not node.input[i]:
+            raise DeeployError(
+                f"{_node_label(node)}: input #{i} is missing ({node.op_type} needs it)"
+            )
+        return node.input[i]
+
     def static_ints(self, node: onnx.NodeProto, i: int) -> list[int]:
-        name = node.input[i]
+        name = self.input_name(node, i)
         if name not in self.inits:
             raise DeeployError(
                 f"{_node_label(node)}: input '{name}' must be a constant (an initializer)"
@@ -548,22 +597,33 @@ def _gemm(im: _Importer, node: onnx.NodeProto) -> None:
         "alpha": FloatAttr(float(a.get("alpha", 1.0)), f32),
         "beta": FloatAttr(beta, f32),
     }
-    im.bind(node, im.emit(node, T.GemmOp, ins, props))
+    ranks = [len(T.shape_of(v.type)) for v in ins]
+    # Deeploy's Gemm also multiplies batched operands (over their last two dims)
+    cls = T.GemmOp if ranks[:2] == [2, 2] and ranks[2:] in ([], [0], [1], [2]) else None
+    im.bind(node, im.emit(node, cls or T.BatchMatmulOp, ins, props))
 
 
 @handles("MatMul")
 def _matmul(im: _Importer, node: onnx.NodeProto) -> None:
     ins = [im.value(node, 0), im.value(node, 1)]
     ranks = [len(T.shape_of(v.type)) for v in ins]
-    if ranks != [2, 2]:
+    if ranks == [2, 2]:
+        im.bind(node, im.emit(node, T.MatmulOp, ins))
+        return
+    if min(ranks) < 2:
         raise DeeployError(
-            f"{_node_label(node)}: only rank-2 MatMul is supported, got ranks {ranks}"
+            f"{_node_label(node)}: MatMul of rank-1 operands is not supported, got ranks {ranks}"
         )
-    im.bind(node, im.emit(node, T.MatmulOp, ins))
+    im.bind(node, im.emit(node, T.BatchMatmulOp, ins))
 
 
-@handles("Add", "Sub", "Mul", "Div")
+@handles("Add", "Sub", "Mul", "Div", "Pow")
 def _binary(im: _Importer, node: onnx.NodeProto) -> None:
+    if node.op_type == "Pow" and node.input[1] in im.inits and node.input[1] not in im.env:
+        # an integer exponent (x ** 2 in an MSE loss) is a float one here
+        exp = np.asarray(im.inits[node.input[1]])
+        if exp.dtype.kind in "iu":
+            im.env[node.input[1]] = im.constant(exp.astype(np.float32))
     ins = [im.value(node, 0), im.value(node, 1)]
     kind = StringAttr(node.op_type.lower())
     im.bind(node, im.emit(node, T.BinaryOp, ins, {"kind": kind}))
@@ -626,9 +686,14 @@ def _is_log_prob(im: _Importer, node: onnx.NodeProto, name: str) -> bool:
 
 @handles(f"{MS}:SoftmaxCrossEntropyLossGrad")
 def _sce_grad(im: _Importer, node: onnx.NodeProto) -> None:
-    if len(node.input) == 2:  # Deeploy: (log_prob, labels), dY = 1
-        dy = im.constant(np.array(1.0, dtype=np.float32))
+    if len(node.input) == 2:
+        # Deeploy: (log_prob, labels), no dY. Deeploy's kernel scales by 1/B
+        # twice ("one for the loss norm, one for the gradient norm"), whatever
+        # the reduction: the gradient of a mean loss with dY = 1/B
         lp, lab = im.value(node, 0), im.value(node, 1)
+        b = T.shape_of(lp.type)[0] if T.shape_of(lp.type) else 1
+        per = 1.0 / b if _reduction(node).data == "mean" else 1.0 / (b * b)
+        dy = im.constant(np.array(per, dtype=np.float32))
     else:
         if len(node.input) > 3 and node.input[3]:
             raise DeeployError(f"{_node_label(node)}: class weights are not supported")
@@ -641,7 +706,7 @@ def _sce_grad(im: _Importer, node: onnx.NodeProto) -> None:
     )
 
 
-@handles("ReduceSum")
+@handles("ReduceSum", "ReduceMean")
 def _reduce_sum(im: _Importer, node: onnx.NodeProto) -> None:
     a = _attrs(node)
     x = im.value(node, 0)
@@ -662,7 +727,8 @@ def _reduce_sum(im: _Importer, node: onnx.NodeProto) -> None:
         "axes": DenseArrayBase.from_list(i64, norm),
         "keepdims": UnitAttr() if a.get("keepdims", 1) else None,
     }
-    im.bind(node, im.emit(node, T.ReduceSumOp, [x], props))
+    cls = T.ReduceMeanOp if node.op_type == "ReduceMean" else T.ReduceSumOp
+    im.bind(node, im.emit(node, cls, [x], props))
 
 
 @handles(f"{MS}:InPlaceAccumulatorV2")
@@ -719,3 +785,17 @@ def _sgd_v2(im: _Importer, node: onnx.NodeProto) -> None:  # pragma: no cover - 
     # The optimizer graph is expanded by _optimizer_function; this entry only
     # marks the op as supported for the unsupported-op check.
     raise AssertionError("SGDOptimizerV2 is expanded by the optimizer builder")
+
+
+# Convolution networks (Conv, ConvGrad, pooling and their gradients, Sum, and
+# the static shape arithmetic around Flatten/Reshape) register their handlers
+# from their own module.
+from deeploy_mlir.frontend import conv_import as _conv_import  # noqa: E402
+
+_ = _conv_import
+
+# Transformer ops (batched products aside: Gemm and MatMul above): Softmax,
+# LayerNormalization, Gelu, their gradients, Transpose, Squeeze, Unsqueeze.
+from deeploy_mlir.frontend import transformer_import as _transformer_import  # noqa: E402
+
+_ = _transformer_import

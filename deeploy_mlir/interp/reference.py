@@ -23,7 +23,13 @@ def _gemm(op: T.GemmOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 def _binary(op: T.BinaryOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
     a, b = ins
-    fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op.kind.data]
+    fn = {
+        "add": np.add,
+        "sub": np.subtract,
+        "mul": np.multiply,
+        "div": np.divide,
+        "pow": np.power,
+    }[op.kind.data]
     return [fn(a, b).astype(F32)]
 
 
@@ -228,6 +234,110 @@ def _windowed(op: T.TrainingComputeOp, ins: Sequence[np.ndarray]) -> list[np.nda
             raise NotImplementedError(f"no reference semantics for {op.name}")
 
 
+# -- transformer ops; sums in float64, results in float32 ----------------------
+
+
+def _batch_matmul(op: T.BatchMatmulOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+    a, b = (x.astype(np.float64) for x in ins[:2])
+    if op.trans_a is not None:
+        a = np.swapaxes(a, -1, -2)
+    if op.trans_b is not None:
+        b = np.swapaxes(b, -1, -2)
+    y = op.alpha.value.data * np.matmul(a, b)
+    if len(ins) == 3:
+        y = y + op.beta.value.data * ins[2].astype(np.float64)
+    return [y.astype(F32)]
+
+
+def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _norm_axes(op: T.NormOp) -> tuple[int, ...]:
+    return tuple(range(op.norm_axis(), len(op.x_shape())))
+
+
+def _layer_norm(op: T.LayerNormOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+    x = ins[0].astype(np.float64)
+    axes = _norm_axes(op)
+    mean = x.mean(axis=axes, keepdims=True)
+    inv_std = 1.0 / np.sqrt(
+        ((x - mean) ** 2).mean(axis=axes, keepdims=True) + op.epsilon.value.data
+    )
+    norm = x.shape[op.norm_axis() :]
+    y = (x - mean) * inv_std * ins[1].astype(np.float64).reshape(norm)
+    if len(ins) == 3:
+        y = y + ins[2].astype(np.float64).reshape(norm)
+    stats = [mean.astype(F32), inv_std.astype(F32)][: op.n_outs() - 1]
+    return [y.astype(F32), *stats]
+
+
+def _layer_norm_grad(op: T.LayerNormGradOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+    dy, x = (v.astype(np.float64) for v in ins[:2])
+    axes = _norm_axes(op)
+    norm = x.shape[op.norm_axis() :]
+    stats = x.shape[: op.norm_axis()] + (1,) * len(norm)
+    if len(ins) == 5:
+        mean = ins[3].astype(np.float64).reshape(stats)
+        inv_std = ins[4].astype(np.float64).reshape(stats)
+    else:
+        mean = x.mean(axis=axes, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+        inv_std = 1.0 / np.sqrt(var + op.epsilon.value.data)
+    xhat = (x - mean) * inv_std
+    g = dy * ins[2].astype(np.float64).reshape(norm)
+    dx = inv_std * (
+        g - g.mean(axis=axes, keepdims=True) - xhat * (g * xhat).mean(axis=axes, keepdims=True)
+    )
+    outer = tuple(range(op.norm_axis()))
+    scale_shape = ins[2].shape
+    out = {
+        "dX": dx,
+        "dScale": (dy * xhat).sum(axis=outer).reshape(scale_shape),
+        "dBias": dy.sum(axis=outer).reshape(scale_shape),
+    }
+    return [out[k].astype(F32) for k in op.grads()]
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    import math
+
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def _transformer(op: T.TrainingComputeOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+    match op:
+        case T.BatchMatmulOp():
+            return _batch_matmul(op, ins)
+        case T.SoftmaxOp():
+            return [_softmax(ins[0].astype(np.float64), op.axis.value.data).astype(F32)]
+        case T.SoftmaxGradOp():
+            dy, y = (v.astype(np.float64) for v in ins)
+            s = (dy * y).sum(axis=op.axis.value.data, keepdims=True)
+            return [(y * (dy - s)).astype(F32)]
+        case T.LayerNormOp():
+            return _layer_norm(op, ins)
+        case T.LayerNormGradOp():
+            return _layer_norm_grad(op, ins)
+        case T.GeluOp():
+            x = ins[0].astype(np.float64)
+            return [(0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))).astype(F32)]
+        case T.GeluGradOp():
+            dy, x = (v.astype(np.float64) for v in ins)
+            cdf = 0.5 * (1.0 + _erf(x / np.sqrt(2.0)))
+            pdf = np.exp(-0.5 * x * x) / np.sqrt(2.0 * np.pi)
+            return [(dy * (cdf + x * pdf)).astype(F32)]
+        case T.TransposeOp():
+            return [np.ascontiguousarray(np.transpose(ins[0], op.perm_list()))]
+        case T.ReduceMeanOp():
+            axes = tuple(op.axes_list())
+            keep = op.keepdims is not None
+            return [ins[0].astype(np.float64).mean(axis=axes, keepdims=keep).astype(F32)]
+        case _:
+            raise NotImplementedError(f"no reference semantics for {op.name}")
+
+
 def compute(op: T.TrainingComputeOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The outputs of `op` for input arrays `ins` (new arrays, inputs untouched)."""
     match op:
@@ -253,7 +363,9 @@ def compute(op: T.TrainingComputeOp, ins: Sequence[np.ndarray]) -> list[np.ndarr
             return [(ins[0] - F32(ins[2].reshape(-1)[0]) * ins[1]).astype(F32)]
         case T.CopyOp():
             return [ins[0].copy()]
+        case T.ReshapeOp():
+            return [ins[0].reshape(op.infer_shapes()[0]).copy()]
         case T.WindowedOp() | T.GlobalAvgPoolOp() | T.GlobalAvgPoolGradOp():
             return _windowed(op, ins)
         case _:
-            raise NotImplementedError(f"no reference semantics for {op.name}")
+            return _transformer(op, ins)

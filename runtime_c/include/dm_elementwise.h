@@ -9,6 +9,7 @@ typedef enum {
     DM_BINARY_SUB = 1,
     DM_BINARY_MUL = 2,
     DM_BINARY_DIV = 3,
+    DM_BINARY_POW = 4, /* powf(A, B) */
 } dm_binary_op_e;
 
 /* Y = A op B. Y is contiguous with `shape` (rank 0..4; rank 0 is one

@@ -3,15 +3,20 @@
 #ifndef DM_KERNELS_H
 #define DM_KERNELS_H
 
+#include "dm_batch_matmul.h"
 #include "dm_common.h"
 #include "dm_conv.h"
 #include "dm_copy.h"
 #include "dm_dma.h"
 #include "dm_elementwise.h"
+#include "dm_gelu.h"
 #include "dm_gemm.h"
+#include "dm_layernorm.h"
 #include "dm_loss.h"
 #include "dm_optimizer.h"
 #include "dm_pool.h"
 #include "dm_reduce.h"
+#include "dm_softmax.h"
+#include "dm_transpose.h"
 
 #endif

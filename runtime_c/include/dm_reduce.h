@@ -17,5 +17,7 @@ typedef struct {
 } dm_reduce_args_t;
 
 void dm_reduce_sum_fp32(void *args);
+/* Y = the mean over the reduced dims (the sum divided by their element count). */
+void dm_reduce_mean_fp32(void *args);
 
 #endif

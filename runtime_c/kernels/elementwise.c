@@ -1,5 +1,7 @@
 /* Elementwise kernels: parallel over the flat output index. Each output
  * element is written after its own inputs are read, so in-place use is safe. */
+#include <math.h>
+
 #include "dm_elementwise.h"
 
 static inline float dm_binary_apply(uint32_t op, float x, float y)
@@ -8,6 +10,7 @@ static inline float dm_binary_apply(uint32_t op, float x, float y)
     case DM_BINARY_ADD: return x + y;
     case DM_BINARY_SUB: return x - y;
     case DM_BINARY_MUL: return x * y;
+    case DM_BINARY_POW: return powf(x, y);
     default: return x / y; /* DM_BINARY_DIV */
     }
 }

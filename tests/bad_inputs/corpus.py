@@ -253,8 +253,8 @@ case(
 case(
     "gemm_rank",
     LOWER,
-    "node 'n0' (Gemm): operands A and B must be rank 2, got 2x3x4 and 4x5",
-    two("Gemm", [2, 3, 4], [4, 5]),
+    "node 'n0' (Gemm): A and B must have rank 2 or more (batch dims, then a matrix), got 4 and 4x5",
+    two("Gemm", [4], [4, 5]),
 )
 case(
     "gemm_bias",
@@ -276,12 +276,38 @@ case(
     two("MatMul", [2, 3], [2, 3]),
 )
 case(
-    "matmul_rank3",
+    "matmul_rank1",
     LOWER,
-    "node 'n0' (MatMul): only rank-2 MatMul is supported, got ranks [3, 2]",
-    two("MatMul", [2, 2, 3], [3, 2]),
+    "node 'n0' (MatMul): MatMul of rank-1 operands is not supported, got ranks [1, 2]",
+    two("MatMul", [3], [3, 2]),
 )
-for op in ("Add", "Sub", "Mul", "Div"):
+case(
+    "matmul_batch_dims",
+    LOWER,
+    "node 'n0' (MatMul): the batch dims of A (2) and B (3) do not broadcast together",
+    two("MatMul", [2, 3, 4], [3, 4, 5]),
+)
+case(
+    "matmul_batched_inner",
+    LOWER,
+    "node 'n0' (MatMul): inner dimensions differ: A gives K=4 (trans_a=0) but B gives K=5 "
+    "(trans_b=0)",
+    two("MatMul", [2, 3, 4], [5, 6]),
+)
+case(
+    "gemm_batched_bias",
+    LOWER,
+    "node 'n0' (Gemm): bias C of shape 4 does not broadcast to the result 2x3x5",
+    lambda d: onnx.save(
+        model(
+            [helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="n0")],
+            [vi("a", [2, 3, 4]), vi("b", [4, 5]), vi("c", [4])],
+            [vi("y", [1])],
+        ),
+        d / "m.onnx",
+    ),
+)
+for op in ("Add", "Sub", "Mul", "Div", "Pow"):
     case(
         f"{op.lower()}_broadcast",
         LOWER,
@@ -539,16 +565,8 @@ case(
 # unsupported ops (all listed at once, with their node names)
 
 for op, dom in [
-    ("Conv", ""),
-    ("MaxPool", ""),
-    ("Softmax", ""),
-    ("Gelu", ""),
     ("Tanh", ""),
-    ("LayerNormalization", ""),
-    ("Transpose", ""),
-    ("Reshape", ""),
     ("AdamWOptimizer", "com.microsoft"),
-    ("ConvGrad", "com.microsoft"),
     ("Foo", "my.domain"),
     ("Sigmoid", ""),
 ]:
@@ -559,6 +577,32 @@ for op, dom in [
         f"{{d}}/m.onnx: unsupported ONNX ops: {key} (nodes: {op.lower()}0)",
         save(unary(op, dom)),
     )
+# ops that are supported, given inputs they cannot take
+case(
+    "conv_missing_weight",
+    LOWER,
+    "node 'conv0' (Conv): input #1 is missing (Conv needs it)",
+    save(unary("Conv")),
+)
+case(
+    "convgrad_missing_input",
+    LOWER,
+    "node 'convgrad0' (ConvGrad): input #1 is missing (ConvGrad needs it)",
+    save(unary("ConvGrad", "com.microsoft")),
+)
+case(
+    "maxpool_rank2",
+    LOWER,
+    "node 'maxpool0' (MaxPool): only 2-D MaxPool is supported: X must be rank 4 (NCHW), got "
+    "shape [2, 3]",
+    save(unary("MaxPool", kernel_shape=[2, 2])),
+)
+case(
+    "reshape_missing_shape",
+    LOWER,
+    "node 'reshape0' (Reshape): input #1 is missing (Reshape needs it)",
+    save(unary("Reshape")),
+)
 case(
     "unsupported_several",
     LOWER,
@@ -890,7 +934,7 @@ case(
     "unknown_command",
     ["compile"],
     "deeploy-mlir: error: argument command: invalid choice: "
-    "'compile' (choose from 'lower', 'run', 'minimal-l1', 'report', 'board')",
+    "'compile' (choose from 'lower', 'run', 'minimal-l1', 'report', 'board', 'test')",
 )
 
 
@@ -985,3 +1029,332 @@ case(
     ["board", "sirakusa"],
     "unknown board 'sirakusa' (available: gap9_evk, pulp_slowram, siracusa)",
 )
+
+
+# --------------------------------------------------------------------------
+# memory regimes (--regime, --board, memory-regime) and report --plot
+
+case(
+    "regime_unknown",
+    [*LOWER, "--regime", "fast"],
+    "deeploy-mlir lower: error: argument --regime: invalid choice: 'fast' "
+    "(choose from 'auto', 'resident', 'spill', 'stream')",
+    save(mlp()),
+)
+case(
+    "regime_board_unknown",
+    [*LOWER, "--board", "sirakusa"],
+    "unknown board 'sirakusa' (available: gap9_evk, pulp_slowram, siracusa)",
+    save(mlp()),
+)
+case(
+    "regime_board_missing_file",
+    [*LOWER, "--board", "{d}/none.yaml"],
+    "board '{d}/none.yaml': cannot read it (No such file or directory)",
+    save(mlp()),
+)
+
+
+def _mlp_and_board(**changes: object) -> Writer:
+    board = _board(**changes)
+    return lambda d: (save(mlp())(d), board(d))
+
+
+case(
+    "regime_board_bad_field",
+    ["report", M, "--board", "{d}/b.yaml"],
+    "board '{d}/b.yaml': engines.mchan.bandwidth must be > 0, got 0",
+    _mlp_and_board(**{"engines.mchan.bandwidth": 0}),
+)
+# mlp() streamed: x (48 B) and labels (24 B) stay in L2 for the whole step;
+# the op that stages the most through L2 is the gemm (w 80 + b 20 + logits 60
+# = 160; the SGD of w stages w 80 + dw 80 = 160 too): 72 + 160 = 232 bytes.
+case(
+    "regime_forced_does_not_fit",
+    [*LOWER, "--regime", "stream", "--l2", "200"],
+    "memory-regime: regime 'stream' needs 232 bytes of L2 but the L2 capacity is 200 bytes "
+    "(l2=200)",
+    save(mlp()),
+)
+case(
+    "regime_auto_nothing_fits",
+    [*LOWER, "--regime", "auto", "--l2", "200"],
+    "memory-regime: no regime fits: regime 'stream' needs 232 bytes of L2 but the L2 capacity "
+    "is 200 bytes (l2=200)",
+    save(mlp()),
+)
+case(
+    "regime_with_weights_in_l3",
+    [*LOWER, "--regime", "spill", "--weights-in-l3"],
+    "--regime/--board choose where tensors live: do not combine them with --weights-in-l3 or "
+    "--home L3",
+    save(mlp()),
+)
+for name, pipe, err in [
+    (
+        "regime",
+        "training-bufferize,memory-regime{regime=fast}",
+        "memory-regime: regime must be auto, resident, spill or stream, got 'fast'",
+    ),
+    (
+        "negative_l2",
+        "training-bufferize,memory-regime{l2=-1}",
+        "memory-regime: l2 and l3 must not be negative, got l2=-1 l3=0",
+    ),
+    (
+        "tensor_form",
+        "memory-regime",
+        "memory-regime: expects buffer-form IR (run it right after training-bufferize)",
+    ),
+    (
+        "after_memory_home",
+        "training-bufferize,memory-home{weights=L3},memory-regime",
+        "memory-regime: expects every tensor in L2 (run it right after training-bufferize, "
+        "instead of memory-home)",
+    ),
+]:
+    case(f"memory_regime_{name}", [*LOWER, "--pass-pipeline", pipe], err, save(mlp()))
+case(
+    "plot_not_png",
+    ["report", M, "--plot", "{d}/cycles.txt"],
+    "--plot {d}/cycles.txt: must name a .png file",
+    save(mlp()),
+)
+case(
+    "plot_no_directory",
+    ["report", M, "--plot", "{d}/nodir/cycles.png"],
+    "--plot {d}/nodir/cycles.png: the directory {d}/nodir does not exist",
+    save(mlp()),
+)
+case(
+    "plot_is_a_directory",
+    ["report", M, "--plot", "{d}/cycles.png"],
+    "--plot {d}/cycles.png: is a directory",
+    lambda d: (save(mlp())(d), (d / "cycles.png").mkdir()),
+)
+
+
+# --------------------------------------------------------------------------
+# transformer ops: attributes and shapes the importer refuses
+
+
+def one(op: str, shape, domain: str = "", n_in: int = 1, **attrs) -> Writer:
+    """A node `op` named n0 reading x (shape) n_in times."""
+    return save(
+        model(
+            [helper.make_node(op, ["x"] * n_in, ["y"], name="n0", domain=domain, **attrs)],
+            [vi("x", shape)],
+            [vi("y", [1])],
+            opset=20,
+        )
+    )
+
+
+for name, op, shape, dom, n_in, attrs, err in [
+    ("softmax_axis", "Softmax", [2, 3], "", 1, {"axis": 2}, "axis 2 is out of range for rank 2"),
+    (
+        "softmax_grad_middle_axis",
+        "SoftmaxGrad",
+        [2, 3, 4],
+        "com.microsoft",
+        2,
+        {"axis": 1},
+        "SoftmaxGrad flattens its input to 2-D at axis 1; only the last axis (2) is supported "
+        "for rank 3",
+    ),
+    (
+        "gelu_tanh",
+        "Gelu",
+        [4],
+        "",
+        1,
+        {"approximate": "tanh"},
+        "approximate = 'tanh' is not supported (only the erf form)",
+    ),
+    (
+        "transpose_perm",
+        "Transpose",
+        [2, 3],
+        "",
+        1,
+        {"perm": [1, 1]},
+        "perm [1, 1] is not a permutation of the 2 dims",
+    ),
+    (
+        "layer_norm_stash",
+        "LayerNormalization",
+        [2, 4],
+        "",
+        2,
+        {"stash_type": 0},
+        "stash_type 0 is not supported (only 1: float)",
+    ),
+    (
+        "layer_norm_axis",
+        "LayerNormalization",
+        [2, 4],
+        "",
+        2,
+        {"axis": -3},
+        "axis -3 is out of range for rank 2",
+    ),
+    (
+        "layer_norm_grad_inputs",
+        "LayerNormalizationGrad",
+        [2, 4],
+        "com.microsoft",
+        2,
+        {},
+        "expects (dY, X, scale, Mean, InvStdDev) or Deeploy's (dY, X, scale, bias), got 2 inputs",
+    ),
+]:
+    case(name, LOWER, f"node 'n0' ({op}): {err}", one(op, shape, dom, n_in, **attrs))
+case(
+    "squeeze_wide_axis",
+    LOWER,
+    "node 'n0' (Squeeze): cannot squeeze axis 1 of size 3 (input shape [2, 3])",
+    lambda d: onnx.save(
+        model(
+            [helper.make_node("Squeeze", ["x", "ax"], ["y"], name="n0")],
+            [vi("x", [2, 3])],
+            [vi("y", [1])],
+            [init("ax", np.array([1], np.int64))],
+        ),
+        d / "m.onnx",
+    ),
+)
+case(
+    "layer_norm_scale_shape",
+    LOWER,
+    "node 'n0' (LayerNormalization): scale must have the normalized shape 4 (X's dims from "
+    "axis 1), got 3",
+    lambda d: onnx.save(
+        model(
+            [helper.make_node("LayerNormalization", ["x", "s"], ["y"], name="n0")],
+            [vi("x", [2, 4]), vi("s", [3])],
+            [vi("y", [1])],
+        ),
+        d / "m.onnx",
+    ),
+)
+case(
+    "layer_norm_grad_dscale_without_stats",
+    LOWER,
+    "node 'n0' (LayerNormalizationGrad): dScale and dBias need the forward's Mean and "
+    "InvStdDev as inputs #3 and #4",
+    lambda d: onnx.save(
+        model(
+            [
+                helper.make_node(
+                    "LayerNormalizationGrad",
+                    ["x", "x", "s"],
+                    ["dx", "ds"],
+                    name="n0",
+                    domain="com.microsoft",
+                )
+            ],
+            [vi("x", [2, 4]), vi("s", [4])],
+            [vi("ds", [4])],
+        ),
+        d / "m.onnx",
+    ),
+)
+
+# --------------------------------------------------------------------------
+# deeploy-mlir test DIR: Deeploy's test folders (network.onnx, inputs.npz,
+# outputs.npz)
+
+
+def folder(
+    inputs: dict[str, np.ndarray] | bytes | None,
+    outputs: dict[str, np.ndarray] | None,
+    network: bool = True,
+) -> Writer:
+    """A test folder around a Relu of x [2, 3]."""
+
+    def w(d: Path) -> None:
+        if network:
+            onnx.save(
+                model(
+                    [helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])]
+                ),
+                d / "network.onnx",
+            )
+        if isinstance(inputs, bytes):
+            (d / "inputs.npz").write_bytes(inputs)
+        elif inputs is not None:
+            np.savez(d / "inputs.npz", **inputs)
+        if outputs is not None:
+            np.savez(d / "outputs.npz", **outputs)
+
+    return w
+
+
+X23 = np.zeros((2, 3), np.float32)
+TEST = ["test", "{d}"]
+case(
+    "test_not_a_folder",
+    ["test", "{d}/none"],
+    "{d}/none: not a directory (a test folder holds network.onnx, inputs.npz, outputs.npz)",
+)
+case(
+    "test_no_network", TEST, "{d}/network.onnx: no such file", folder({"x": X23}, {"y": X23}, False)
+)
+case("test_no_inputs", TEST, "{d}/inputs.npz: no such file", folder(None, {"y": X23}))
+case("test_no_outputs", TEST, "{d}/outputs.npz: no such file", folder({"x": X23}, None))
+case(
+    "test_inputs_not_npz",
+    TEST,
+    "{d}/inputs.npz: not a .npz file (ValueError)",
+    folder(b"garbage", {"y": X23}),
+)
+case(
+    "test_too_few_inputs",
+    TEST,
+    "{d}/inputs.npz: holds 0 arrays but the graph has 1 inputs (x)",
+    folder({}, {"y": X23}),
+)
+case(
+    "test_input_size",
+    TEST,
+    "{d}/inputs.npz: array 'x' has shape [5] (5 elements) but graph input 'x' has shape [2, 3] "
+    "(6 elements)",
+    folder({"x": np.zeros(5, np.float32)}, {"y": X23}),
+)
+case(
+    "test_input_nan",
+    TEST,
+    "{d}/inputs.npz: array 'x' holds NaN or Inf",
+    folder({"x": np.full((2, 3), np.nan, np.float32)}, {"y": X23}),
+)
+case(
+    "test_input_strings",
+    TEST,
+    "{d}/inputs.npz: array 'x' is not numeric (<U1)",
+    folder({"x": np.array([["a"] * 3] * 2)}, {"y": X23}),
+)
+case("test_no_expected", TEST, "{d}/outputs.npz: holds no arrays", folder({"x": X23}, {}))
+case(
+    "test_output_count",
+    TEST,
+    "{d}/outputs.npz: holds 2 arrays but the graph has 1 outputs (y)",
+    folder({"x": X23}, {"y": X23, "z": X23}),
+)
+case(
+    "test_output_size",
+    TEST,
+    "{d}/outputs.npz: array 'y' has 4 elements but graph output 'y' has 6",
+    folder({"x": X23}, {"y": np.zeros(4, np.float32)}),
+)
+for value in ("-1", "nan", "x"):
+    msg = (
+        f"--atol must be a number, got '{value}'"
+        if value == "x"
+        else f"--atol must be a non-negative number, got {value}"
+    )
+    case(
+        f"test_atol_{'neg' if value == '-1' else value}",
+        [*TEST, "--atol", value],
+        f"deeploy-mlir test: error: argument --atol: {msg}",
+        folder({"x": X23}, {"y": X23}),
+    )

@@ -387,12 +387,12 @@ func.func @case30(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<1x2x4xf32
 // -----
 
 // binary kind
-// CHECK:      {{^}}kind must be one of add, sub, mul, div, got 'pow'{{$}}
+// CHECK:      {{^}}kind must be one of add, sub, mul, div, pow, got 'max'{{$}}
 // CHECK:      %y = "training.binary"(%a, %a)
-// CHECK:      | Operation does not verify: kind must be one of add, sub, mul, div, got 'pow'{{$}}
+// CHECK:      | Operation does not verify: kind must be one of add, sub, mul, div, pow, got 'max'{{$}}
 // CHECK:      {{^}}// {{-----$}}
 func.func @case31(%a: tensor<4xf32>) {
-  %y = training.binary ins(%a, %a : tensor<4xf32>, tensor<4xf32>) {kind = "pow"} -> tensor<4xf32>
+  %y = training.binary ins(%a, %a : tensor<4xf32>, tensor<4xf32>) {kind = "max"} -> tensor<4xf32>
   func.return
 }
 
@@ -1402,7 +1402,19 @@ func.func @case114(%dy: tensor<1x3x1x1xf32>) {
 // CHECK:      {{^}}dX must be rank 4 [N, C, H, W], got 2x5x5{{$}}
 // CHECK:      "training.global_avgpool_grad"(%dy, %dx)
 // CHECK:      | Operation does not verify: dX must be rank 4 [N, C, H, W], got 2x5x5{{$}}
+// CHECK:      {{^}}// {{-----$}}
 func.func @case115(%dy: memref<1x2x1x1xf32>, %dx: memref<2x5x5xf32>) {
   training.global_avgpool_grad ins(%dy : memref<1x2x1x1xf32>) outs(%dx : memref<2x5x5xf32>)
+  func.return
+}
+
+// -----
+
+// reshape: the element counts differ
+// CHECK:      {{^}}X (2x3, 6 elements) cannot be reshaped to 7 (7 elements){{$}}
+// CHECK:      %r = "training.reshape"(%x)
+// CHECK:      | Operation does not verify: X (2x3, 6 elements) cannot be reshaped to 7 (7 elements){{$}}
+func.func @reshape_count(%x: tensor<2x3xf32>) {
+  %r = training.reshape ins(%x : tensor<2x3xf32>) -> tensor<7xf32>
   func.return
 }

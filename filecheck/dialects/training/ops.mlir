@@ -94,6 +94,8 @@ func.func @state_tensor(%w: tensor<5x4xf32>, %g: tensor<5x4xf32>, %buf: tensor<5
   %w2 = training.sgd ins(%w, %g, %lr0 : tensor<5x4xf32>, tensor<5x4xf32>, tensor<f32>) -> tensor<5x4xf32>
   %c = training.copy ins(%w : tensor<5x4xf32>) -> tensor<5x4xf32>
   %ci = training.copy ins(%l : tensor<3xi64>) -> tensor<3xi64>
+  %rs = training.reshape ins(%w : tensor<5x4xf32>) -> tensor<20xf32>
+  %rsi = training.reshape ins(%l : tensor<3xi64>) -> tensor<1x3x1xi64>
   %k0 = training.constant {value = dense<1.000000e+00> : tensor<f32>} : tensor<f32>
   %k1 = training.constant {value = dense<[1.000000e+00, -2.500000e-01]> : tensor<2xf32>} : tensor<2xf32>
   %k2 = training.constant {value = dense<[[0, 1, 2], [3, 4, 5]]> : tensor<2x3xi64>} : tensor<2x3xi64>
@@ -109,6 +111,8 @@ func.func @state_tensor(%w: tensor<5x4xf32>, %g: tensor<5x4xf32>, %buf: tensor<5
 // CHECK-NEXT:    %w2 = training.sgd ins(%w, %g, %lr0 : tensor<5x4xf32>, tensor<5x4xf32>, tensor<f32>) -> tensor<5x4xf32>
 // CHECK-NEXT:    %c = training.copy ins(%w : tensor<5x4xf32>) -> tensor<5x4xf32>
 // CHECK-NEXT:    %ci = training.copy ins(%l : tensor<3xi64>) -> tensor<3xi64>
+// CHECK-NEXT:    %rs = training.reshape ins(%w : tensor<5x4xf32>) -> tensor<20xf32>
+// CHECK-NEXT:    %rsi = training.reshape ins(%l : tensor<3xi64>) -> tensor<1x3x1xi64>
 // CHECK-NEXT:    %k0 = training.constant {value = dense<1.000000e+00> : tensor<f32>} : tensor<f32>
 // CHECK-NEXT:    %k1 = training.constant {value = dense<[1.000000e+00, -2.500000e-01]> : tensor<2xf32>} : tensor<2xf32>
 // CHECK-NEXT:    %k2 = training.constant {value = dense<[[0, 1, 2], [3, 4, 5]]> : tensor<2x3xi64>} : tensor<2x3xi64>
@@ -257,9 +261,12 @@ func.func @state_buffer(%w: memref<5x4xf32, "L2">, %g: memref<5x4xf32, "L2">, %b
   %t = training.arena_view at 0 : memref<5x4xf32, "L1">
   %u = training.arena_view at 80 : memref<3xi64, "L3">
   %v = training.arena_view at 1024 {training.note = "tmp"} : memref<5xf32, "L2">
+  %v2 = training.arena_view at 2048 : memref<2x10xf32, "L2">
   training.copy ins(%w : memref<5x4xf32, "L2">) outs(%t : memref<5x4xf32, "L1">)
   training.copy ins(%l : memref<3xi64, "L2">) outs(%u : memref<3xi64, "L3">)
   training.copy ins(%buf : memref<5xf32, "L2">) outs(%v : memref<5xf32, "L2">)
+  training.reshape ins(%g : memref<5x4xf32, "L2">) outs(%t : memref<5x4xf32, "L1">)
+  training.reshape ins(%t : memref<5x4xf32, "L1">) outs(%v2 : memref<2x10xf32, "L2">)
   func.return
 }
 
@@ -270,9 +277,12 @@ func.func @state_buffer(%w: memref<5x4xf32, "L2">, %g: memref<5x4xf32, "L2">, %b
 // CHECK-NEXT:    %t = training.arena_view at 0 : memref<5x4xf32, "L1">
 // CHECK-NEXT:    %u = training.arena_view at 80 : memref<3xi64, "L3">
 // CHECK-NEXT:    %v = training.arena_view at 1024 {training.note = "tmp"} : memref<5xf32, "L2">
+// CHECK-NEXT:    %v2 = training.arena_view at 2048 : memref<2x10xf32, "L2">
 // CHECK-NEXT:    training.copy ins(%w : memref<5x4xf32, "L2">) outs(%t : memref<5x4xf32, "L1">)
 // CHECK-NEXT:    training.copy ins(%l : memref<3xi64, "L2">) outs(%u : memref<3xi64, "L3">)
 // CHECK-NEXT:    training.copy ins(%buf : memref<5xf32, "L2">) outs(%v : memref<5xf32, "L2">)
+// CHECK-NEXT:    training.reshape ins(%g : memref<5x4xf32, "L2">) outs(%t : memref<5x4xf32, "L1">)
+// CHECK-NEXT:    training.reshape ins(%t : memref<5x4xf32, "L1">) outs(%v2 : memref<2x10xf32, "L2">)
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
 

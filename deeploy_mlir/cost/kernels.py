@@ -1,0 +1,87 @@
+"""What each training op costs the cluster: its kernel family (whose throughput
+a board gives, `targets.boards.KERNEL_FAMILIES`) and its MAC count.
+
+MACs are a function of the op's iteration space (`IterationSpaceInterface`),
+so a tile of an op costs what its tile shapes say:
+
+- gemm / matmul: M·N·K (the space is (M, N, K)); batch_matmul: that per batch;
+- conv2d: N·M·OH·OW·(C/groups)·KH·KW -- the space without the input-position
+  dims of its sliding windows (and the whole-channel dim of grouped convs);
+  conv2d_grad: that once per dX and dW it computes, plus N·M·OH·OW for dB;
+- pooling and its gradients: the window taps, N·C·OH·OW·KH·KW; global average
+  pooling: N·C·H·W;
+- elementwise ops, accumulation and SGD: one per output element; reduce_sum
+  and the loss ops: one per input element (their spaces are those shapes);
+  any other op: the product of its iteration-space dims.
+
+For families that do not multiply-accumulate, one "MAC" is one element
+operation, as the board files say.
+"""
+
+from __future__ import annotations
+
+import math
+
+from deeploy_mlir.dialects import training as T
+from deeploy_mlir.errors import DeeployError
+
+#: kernel family of each compute op, by op name (the board gives a
+#: throughput per family). Elementwise ops with a transcendental function
+#: (softmax's exp, gelu's tanh) take the loss family's (exp/log in software);
+#: layer norm, a reduction and a scale per row, the reduce family's
+FAMILY: dict[str, str] = {
+    "training.gemm": "gemm",
+    "training.matmul": "gemm",
+    "training.batch_matmul": "gemm",
+    "training.conv2d": "conv",
+    "training.conv2d_grad": "conv",
+    "training.binary": "elementwise",
+    "training.relu": "elementwise",
+    "training.relu_grad": "elementwise",
+    "training.copy": "elementwise",
+    "training.reshape": "elementwise",
+    "training.transpose": "elementwise",
+    "training.accumulate": "elementwise",
+    "training.reduce_sum": "reduce",
+    "training.reduce_mean": "reduce",
+    "training.layer_norm": "reduce",
+    "training.layer_norm_grad": "reduce",
+    "training.maxpool2d": "reduce",
+    "training.maxpool2d_grad": "reduce",
+    "training.avgpool2d": "reduce",
+    "training.avgpool2d_grad": "reduce",
+    "training.global_avgpool": "reduce",
+    "training.global_avgpool_grad": "reduce",
+    "training.softmax_cross_entropy_loss": "loss",
+    "training.softmax_cross_entropy_loss_grad": "loss",
+    "training.softmax": "loss",
+    "training.softmax_grad": "loss",
+    "training.gelu": "loss",
+    "training.gelu_grad": "loss",
+    "training.sgd": "optimizer",
+}
+
+
+def kernel_family(op: T.TrainingComputeOp) -> str:
+    fam = FAMILY.get(op.name)
+    if fam is None:
+        raise DeeployError(f"cost model: no kernel family for {op.name}")
+    return fam
+
+
+def op_macs(op: T.TrainingComputeOp) -> int:
+    """The MACs of one call of `op` (see the module docstring)."""
+    if not isinstance(op, T.IterationSpaceInterface):
+        raise DeeployError(f"cost model: {op.name} has no iteration space")
+    space = op.iteration_space()
+    skip = {w.in_dim for w in space.windows}
+    if isinstance(op, T.Conv2dOp | T.Conv2dGradOp) and len(space.dims) > T.CONV_IC:
+        skip.add(T.CONV_IC)  # the whole channel dim of a grouped conv
+    macs = math.prod(n for d, n in enumerate(space.dims) if d not in skip)
+    if isinstance(op, T.Conv2dGradOp):
+        grads = op.grads()
+        g = op.geometry()
+        passes = sum(1 for x in ("dX", "dW") if x in grads)
+        bias = g.n * g.m * g.oh * g.ow if "dB" in grads else 0
+        return passes * macs + bias
+    return macs

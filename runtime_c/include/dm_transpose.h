@@ -1,0 +1,23 @@
+/* deeploy-mlir runtime: transposition (ONNX Transpose). */
+#ifndef DM_TRANSPOSE_H
+#define DM_TRANSPOSE_H
+
+#include "dm_common.h"
+
+#define DM_TRANSPOSE_MAX_RANK 6u
+
+/* Y[o_0, .., o_{r-1}] = X[i] with i_{perm[j]} = o_j: X is contiguous with
+ * `shape` (rank 0..6), Y contiguous with shape[perm[j]] as its dim j. 4-byte
+ * elements. Parallel over Y's rows (all dims but the last). Y does not alias
+ * X. */
+typedef struct {
+    const float *X;
+    float *Y;
+    uint32_t rank;
+    uint32_t shape[DM_TRANSPOSE_MAX_RANK];
+    uint32_t perm[DM_TRANSPOSE_MAX_RANK];
+} dm_transpose_args_t;
+
+void dm_transpose_fp32(void *args);
+
+#endif

@@ -1,0 +1,303 @@
+"""Memory regimes (memory-regime) and the cycle model of the emitted schedule
+on every example model and shipped board.
+
+- Orderings: resident < spill < stream in training-step cycles (the optimizer
+  step does not touch activations: resident = spill < stream there), double
+  buffering <= single buffering of the same tiles, and no schedule below its
+  roofline bound, whose parts are recomputed here from the board's numbers.
+- Each regime trains mlp_small on the host emulation to onnxruntime-training's
+  numbers, and the copies the cycle model counts are the copies the emulation
+  counts (plus the harness's own L3 traffic, derived from the parameter sizes).
+- `report --board --json --plot`, the regimes a board cannot hold, and the
+  forced-regime error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+from board_edits import edited, siracusa
+from conftest import example_dirs, load_expected, run_cli, training_args
+from xdsl.dialects.builtin import ModuleOp
+
+from deeploy_mlir.cost.schedule import FunctionCost
+from deeploy_mlir.frontend.onnx_import import import_model
+from deeploy_mlir.memory.report import (
+    SCHEDULES,
+    RegimeReport,
+    Schedule,
+    bufferize,
+    compiler,
+    regime_report,
+)
+from deeploy_mlir.passes.memory_regime import REGIMES, footprint, regime_need
+from deeploy_mlir.targets.boards import Board, available_boards, load_board
+
+EXAMPLES = example_dirs()
+BOARDS = available_boards()
+#: an L1 small enough that every example tiles into several tiles per op, so
+#: that double buffering has copies to overlap
+SMALL_L1 = 2048
+
+
+@cache
+def _model(d: Path):  # type: ignore[no-untyped-def]
+    return import_model(str(d), None)
+
+
+@cache
+def _small_l1_modules(d: Path) -> dict[tuple[str, str], ModuleOp]:
+    """(regime, schedule) -> the module compiled at SMALL_L1. Neither the
+    tiles nor the regime's moves depend on the board (every regime fits every
+    shipped board), so one compile serves every board."""
+    b = load_board("siracusa")
+    compile_ = compiler(
+        _model(d).module, "siracusa", "pulp-open", SMALL_L1, b.levels["L2"], b.levels["L3"]
+    )
+    return {(r, s): compile_(r, SCHEDULES[s]) for r in REGIMES for s in ("single", "double")}
+
+
+@cache
+def _report(d: Path, board_name: str, l1: int | None) -> RegimeReport:
+    """single and double buffering of every regime the board holds: at the
+    board's L1 as `report --board` runs them, at SMALL_L1 from the shared
+    compiles."""
+    b = load_board(board_name)
+    module = _model(d).module
+    l2, l3 = b.levels["L2"], b.levels["L3"]
+    if l1 is None:
+        compile_ = compiler(module, board_name, "pulp-open", b.levels["L1"], l2, l3)
+    else:
+        modules = _small_l1_modules(d)
+
+        def compile_(regime: str, s: Schedule) -> ModuleOp:
+            name = next(k for k, v in SCHEDULES.items() if v == s)
+            return modules[(regime, name)]
+
+    return regime_report(
+        bufferize(module), b, l2, l3, "auto", compile_, schedules=("single", "double")
+    )
+
+
+def _check_bound(c: FunctionCost, board: Board) -> None:
+    """total >= roofline = max(compute, busiest engine); compute recomputed
+    from each op's MACs and the board's throughput."""
+    t = c.timeline
+    assert t.roofline == max(t.compute_busy, *t.dma_busy.values())
+    assert t.total >= t.roofline
+    assert t.ratio == pytest.approx(t.total / t.roofline)
+    assert set(t.dma_busy) == set(board.engines)
+    compute = 0
+    for o in c.ops:
+        fam = o.family
+        assert fam == _FAMILY_OF[o.label.split(" #")[0]]
+        per_call = o.macs // o.calls if o.calls else 0
+        thr = board.kernels[fam].macs_per_cycle_per_core * board.cores
+        compute += o.calls * math.ceil(per_call / thr)
+    assert t.compute_busy == compute
+
+
+#: the kernel family of each op of the examples (by the label's op name)
+_FAMILY_OF = {
+    "gemm": "gemm",
+    "relu": "elementwise",
+    "relu_grad": "elementwise",
+    "accumulate": "elementwise",
+    "reduce_sum": "reduce",
+    "softmax_cross_entropy_loss": "loss",
+    "softmax_cross_entropy_loss_grad": "loss",
+    "sgd": "optimizer",
+}
+
+
+@pytest.mark.parametrize("l1", [None, SMALL_L1], ids=["board_l1", f"l1_{SMALL_L1}"])
+@pytest.mark.parametrize("board_name", BOARDS)
+@pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
+def test_orderings_and_bounds(d: Path, board_name: str, l1: int | None) -> None:
+    rep = _report(d, board_name, l1)
+    board = rep.board
+    # the examples are tiny next to any board's L2: every regime fits
+    assert set(rep.costs) == set(REGIMES)
+    cyc = {
+        r: {s: {k: c.cycles for k, c in by.items()} for s, by in rep.costs[r].items()}
+        for r in REGIMES
+    }
+    for s in ("single", "double"):
+        assert cyc["resident"][s]["train"] < cyc["spill"][s]["train"] < cyc["stream"][s]["train"]
+        # the optimizer step reads weights and gradients only
+        assert cyc["resident"][s]["optimizer"] == cyc["spill"][s]["optimizer"]
+        assert cyc["spill"][s]["optimizer"] < cyc["stream"][s]["optimizer"]
+    for r in REGIMES:
+        for k in ("train", "optimizer"):
+            single, double = rep.costs[r]["single"][k], rep.costs[r]["double"][k]
+            assert double.cycles <= single.cycles
+            # the same copies and kernels, only their overlap differs
+            assert double.hops == single.hops
+            assert double.timeline.roofline == single.timeline.roofline
+            for c in (single, double):
+                _check_bound(c, board)
+    doc = rep.regimes_doc()
+    assert set(doc) == set(REGIMES)
+    for r, v in doc.items():
+        assert set(v) == {"single", "double", "bound"}
+        for s in ("single", "double"):
+            assert v[s] == {k: rep.costs[r][s][k].cycles for k in ("train", "optimizer")}
+            assert all(v[s][k] >= v["bound"][k] for k in ("train", "optimizer"))
+
+
+def test_double_buffering_overlaps_something_at_a_small_l1() -> None:
+    """Not only <=: with several tiles per op double buffering saves cycles."""
+    d = EXAMPLES[-1]
+    rep = _report(d, "siracusa", SMALL_L1)
+    for r in REGIMES:
+        assert rep.costs[r]["double"]["train"].cycles < rep.costs[r]["single"]["train"].cycles
+
+
+@pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
+def test_footprint_by_kind(d: Path) -> None:
+    exp = load_expected(d)
+    param_bytes = sum(np.array(v, dtype=np.float32).nbytes for v in exp["params"].values())
+    data = np.load(d / "data.npz")
+    n_mb = exp["steps"] * exp["accum"]
+    input_bytes = sum(data[k].nbytes // n_mb for k in data.files)
+    fp = footprint(bufferize(_model(d).module))
+    assert fp["weights"] == fp["gradients"] == param_bytes
+    assert fp["inputs"] == input_bytes
+    assert fp["optimizer_state"] == 4  # the learning rate
+    assert fp["activations"] > 0
+
+
+def _needs(d: Path) -> dict[str, tuple[int, int]]:
+    m = bufferize(_model(d).module)
+    return {r: (regime_need(m, r).l2, regime_need(m, r).l3) for r in REGIMES}
+
+
+def test_needs_are_what_the_pipeline_plans(tmp_path: Path) -> None:
+    """A regime's need is the L2/L3 arena its compile really plans (kernels on
+    L2: no tile or stage buffer comes on top), and spilling and streaming each
+    need less L2 than the regime before."""
+    d = EXAMPLES[0]
+    needs = _needs(d)
+    assert needs["resident"][0] > needs["spill"][0] > needs["stream"][0]
+    assert needs["resident"][1] == 0 < needs["spill"][1] < needs["stream"][1]
+    for r in REGIMES:
+        out = tmp_path / r
+        res = run_cli("lower", d, "-o", out, "--tiling", "none", "--regime", r)
+        assert res.code == 0, res.err
+        man = json.loads((out / "manifest.json").read_text())
+        assert man["version"] == 1 and man["regime"] == r
+        assert man["memory"]["L2"]["arena_bytes"] == needs[r][0]
+        assert man["memory"]["L3"]["arena_bytes"] == needs[r][1]
+        levels = {b["kind"]: b["level"] for b in man["buffers"] if b["kind"] != "stage"}
+        assert levels["weight"] == levels["gradient"] == ("L3" if r == "stream" else "L2")
+        assert levels["activation"] == ("L2" if r == "resident" else "L3")
+        assert levels["input"] == "L2"
+
+
+def test_forced_regime_the_budget_cannot_hold(tmp_path: Path) -> None:
+    d = EXAMPLES[0]
+    need = _needs(d)["resident"][0]
+    r = run_cli("lower", d, "-o", "/nonexistent/out", "--regime", "resident", "--l2", need - 1)
+    assert r.code == 2
+    assert r.err.splitlines() == [
+        f"deeploy-mlir: error: memory-regime: regime 'resident' needs {need} bytes of L2 but "
+        f"the L2 capacity is {need - 1} bytes (l2={need - 1})"
+    ]
+    # auto takes the next regime that fits
+    out = tmp_path / "auto"
+    r = run_cli("lower", d, "-o", out, "--tiling", "none", "--regime", "auto", "--l2", need - 1)
+    assert r.code == 0, r.err
+    assert json.loads((out / "manifest.json").read_text())["regime"] == "spill"
+
+
+def test_report_json_plot_and_a_board_that_cannot_hold_resident(tmp_path: Path) -> None:
+    """A Siracusa with an L2 just too small for the resident regime: the report
+    leaves resident out and chooses spill; its numbers are the in-process
+    model's; the PNG is written."""
+    d = EXAMPLES[0]
+    needs = _needs(d)
+    l2 = needs["resident"][0] - 4
+    assert needs["spill"][0] <= l2
+    board_file = tmp_path / "small.yaml"
+    import yaml
+
+    board_file.write_text(yaml.safe_dump(edited(siracusa(), {"levels.L2": l2})))
+    png = tmp_path / "cycles.png"
+    r = run_cli("report", d, "--board", board_file, "--json", "--plot", png)
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert doc["regime"] == "spill"
+    assert set(doc["regimes"]) == {"spill", "stream"}
+    assert doc["needs"]["resident"] == {"L2": needs["resident"][0], "L3": 0, "fits": False}
+    for reg, v in doc["regimes"].items():
+        assert set(v) == {"single", "double", "bound"}
+        for s in v.values():
+            assert set(s) == {"train", "optimizer"} and all(isinstance(x, int) for x in s.values())
+        # every schedule of the report (untiled too) is at or above its bound
+        for s, by in doc["schedules"][reg].items():
+            assert s in SCHEDULES
+            for c in by.values():
+                assert c["cycles"] >= c["bound"] == max(c["compute_busy"], *c["dma_busy"].values())
+    # the same numbers as the model run in-process on that board
+    b = load_board(str(board_file))
+    module = _model(d).module
+    compile_ = compiler(module, str(board_file), "pulp-open", b.levels["L1"], l2, b.levels["L3"])
+    rep = regime_report(
+        bufferize(module), b, l2, b.levels["L3"], "spill", compile_, ("single", "double")
+    )
+    assert rep.regimes_doc() == doc["regimes"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the text table names every regime and schedule
+    r = run_cli("report", d, "--board", board_file)
+    assert r.code == 0, r.err
+    assert "regime chosen: spill" in r.out and "resident  does not fit" in r.out
+    for s in SCHEDULES:
+        assert f"spill     {s}" in r.out
+
+
+# --------------------------------------------------------------------------
+# every regime trains mlp_small, and the model counts the copies the C makes
+
+
+@pytest.mark.parametrize("regime", REGIMES)
+def test_each_regime_trains_and_its_copies_are_the_models(regime: str, tmp_path: Path) -> None:
+    d = EXAMPLES[0]
+    exp = load_expected(d)
+    out = tmp_path / "out.json"
+    r = run_cli("run", d, *training_args(d), "--json", out, "--regime", regime)
+    assert r.code == 0, r.err
+    got = json.loads(out.read_text())
+    np.testing.assert_allclose(got["losses"], exp["losses"], rtol=1e-4)
+    for name, want in exp["params"].items():
+        np.testing.assert_allclose(
+            np.array(got["params"][name]), np.array(want), rtol=1e-4, atol=1e-6, err_msg=name
+        )
+    # the copies of one training and one optimizer step, as the model walks them
+    board = load_board("siracusa")
+    b = board.levels
+    compile_ = compiler(_model(d).module, "siracusa", "pulp-open", b["L1"], b["L2"], b["L3"])
+    from deeploy_mlir.cost.schedule import schedule_cost
+
+    cost = schedule_cost(compile_(regime, SCHEDULES["double"]), board)
+    n_mb, steps = exp["steps"] * exp["accum"], exp["steps"]
+    want: dict[str, list[int]] = {}
+    for k, times in (("train", n_mb), ("optimizer", steps)):
+        for hop, (n, nbytes) in cost[k].hops.items():
+            w = want.setdefault(hop, [0, 0])
+            w[0] += times * n
+            w[1] += times * nbytes
+    dma = {h: [v["transfers"], v["bytes"]] for h, v in got["dma"].items() if v["transfers"]}
+    # the harness's own L3 traffic when parameters live there: it writes their
+    # initial values and zeroes the gradient buffers once, and reads the final
+    # parameters to print them
+    param_bytes = sum(np.array(v, dtype=np.float32).nbytes for v in exp["params"].values())
+    if regime == "stream":
+        assert dma.pop("L2->L3")[1] - want.pop("L2->L3")[1] == 2 * param_bytes
+        assert dma.pop("L3->L2")[1] - want.pop("L3->L2")[1] == param_bytes
+    assert dma == want
+    assert ("L3->L2" in want) == (regime == "spill")
