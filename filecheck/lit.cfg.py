@@ -11,3 +11,5 @@ config.suffixes = [".mlir"]  # noqa: F821
 config.test_source_root = os.path.dirname(__file__)  # noqa: F821
 config.excludes = ["Inputs"]  # noqa: F821
 config.environment["PATH"] = os.environ.get("PATH", "")  # noqa: F821
+if "PYTHONPATH" in os.environ:  # a checkout run without installing it
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]  # noqa: F821
