@@ -90,6 +90,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--l1 describe, see `deeploy-mlir lower --help`)",
     )
     p.add_argument(
+        "--verify-each",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="verify the IR after every pass, so that a pass that breaks it is named "
+        "(default: only after the last pass; slower on large graphs)",
+    )
+    p.add_argument(
         "--params",
         default=None,
         metavar="PARAMS.npz",
@@ -339,7 +346,7 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
     else:
         data = zero_data(model, n)
     module = model.module.clone()
-    run_pipeline(module, spec)
+    run_pipeline(module, spec, verify_each=getattr(args, "verify_each", True))
     for level, size in arena_sizes(module).items():
         cap = budgets[level.lower()]
         if size > cap:

@@ -120,16 +120,28 @@ def parse_pipeline(spec: str) -> PassPipeline:
         raise DeeployError(f"--pass-pipeline '{spec}': {msg}") from None
 
 
-def run_pipeline(module: ModuleOp, spec: str) -> list[str]:
-    """Run `spec` on `module`, verifying after each pass; returns the pass names."""
+def run_pipeline(module: ModuleOp, spec: str, verify_each: bool = True) -> list[str]:
+    """Run `spec` on `module`; returns the pass names. The IR is verified after
+    each pass (`verify_each`, what tests and deeploy-opt do: a failure names
+    the pass) or only after the last one (what `lower` does by default: a
+    large graph's verification costs more than most passes)."""
     pipeline = parse_pipeline(spec)
     ctx = make_context()
     names: list[str] = []
     for p in pipeline.passes:
         try:
             p.apply(ctx, module)
-            module.verify()
+            if verify_each:
+                module.verify()
         except VerifyException as e:
             raise DeeployError(f"pass {p.name}: the IR it produced does not verify: {e}") from None
         names.append(p.name)
+    if not verify_each:
+        try:
+            module.verify()
+        except VerifyException as e:
+            raise DeeployError(
+                f"the IR after the pipeline does not verify (rerun with --verify-each to find "
+                f"the pass that broke it): {e}"
+            ) from None
     return names

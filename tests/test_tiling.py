@@ -4,6 +4,7 @@ impossible budgets and minimal-l1."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -11,11 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import example_dirs, load_expected, run_cli, training_args
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deeploy_mlir.passes.tile_select import (
     CostModel,
     Operand,
     footprint,
+    pareto_candidates,
     solve_bruteforce,
     solve_z3,
 )
@@ -102,6 +106,51 @@ def test_z3_matches_brute_force(dims, whole, ops, budget) -> None:
     assert model.cycles(dims, z, ops) == pytest.approx(model.cycles(dims, b, ops))
     count = lambda t: math.prod(-(-n // x) for n, x in zip(dims, t, strict=True))  # noqa: E731
     assert count(z) == count(b)
+
+
+@st.composite
+def tile_problems(draw: st.DrawFn) -> tuple[list[int], set[int], list[Operand], int, CostModel]:
+    rank = draw(st.integers(1, 3))
+    dims = draw(st.lists(st.integers(1, 12), min_size=rank, max_size=rank))
+    whole = set(draw(st.lists(st.integers(0, rank - 1), max_size=1)))
+    ops = [
+        Operand(
+            tuple(
+                draw(st.sampled_from([None, *range(rank)])) for _ in range(draw(st.integers(1, 3)))
+            ),
+            draw(st.sampled_from([1, 2, 4])),
+            copy_in,
+            not copy_in or draw(st.booleans()),
+        )
+        for copy_in in draw(st.lists(st.booleans(), min_size=1, max_size=4))
+    ]
+    smallest = [n if d in whole else 1 for d, n in enumerate(dims)]
+    biggest = footprint(dims, ops, 1)
+    budget = draw(st.integers(footprint(smallest, ops, 1), biggest + 1))
+    model = CostModel(draw(st.integers(0, 200)), draw(st.integers(1, 16)))
+    return dims, whole, ops, budget, model
+
+
+@settings(max_examples=150, deadline=None)
+@given(tile_problems())
+def test_pruned_z3_matches_brute_force(problem) -> None:
+    """The (footprint, objective) front drops no combination that could be
+    optimal: Z3 over the front finds the brute-force optimum of every size,
+    for random operands, dims and budgets."""
+    dims, whole, ops, budget, model = problem
+    z, proven = solve_z3(dims, whole, ops, budget, model, 10_000)
+    b = solve_bruteforce(dims, whole, ops, budget, model)
+    assert b is not None and proven
+    assert footprint(z, ops, 1) <= budget
+    count = lambda t: math.prod(-(-n // x) for n, x in zip(dims, t, strict=True))  # noqa: E731
+    assert (model.cycles(dims, z, ops), count(z)) == pytest.approx(
+        (model.cycles(dims, b, ops), count(b))
+    )
+    front = pareto_candidates(dims, whole, ops, model)
+    # along the front, a larger footprint always buys a strictly better objective
+    keys = [(c, n) for c, n in zip(front.cost, front.count, strict=True)]
+    assert front.foot == sorted(front.foot)
+    assert all(a > b for a, b in itertools.pairwise(keys))
 
 
 def test_cost_model_by_hand() -> None:

@@ -127,8 +127,9 @@ def candidates(n: int) -> list[int]:
     return sorted({-(-n // k) for k in range(1, n + 1)})
 
 
-#: the most tile-size combinations one op's Z3 problem enumerates
-MAX_COMBINATIONS = 20_000
+#: the most tile-size combinations one op's problem enumerates (numpy arrays
+#: of this many rows; past it each dim keeps a spread subset of its candidates)
+MAX_COMBINATIONS = 400_000
 
 
 def _thin(cands: list[int], keep: int) -> list[int]:
@@ -137,6 +138,72 @@ def _thin(cands: list[int], keep: int) -> list[int]:
         return cands
     step = (len(cands) - 1) / (keep - 1)
     return sorted({cands[round(i * step)] for i in range(keep)})
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The tile-size combinations of one op that can be optimal under some
+    budget: each row of `tiles` with its L1 footprint (one buffer), its
+    objective (cycles x bandwidth, an integer) and its tile count.
+
+    A combination is dropped when another one needs at most its footprint and
+    is at least as good in (cycles, tile count): whatever the budget, that
+    other one is feasible whenever it is and never worse, so the optimum is
+    always among the rest. What remains is the Pareto front of footprint
+    against objective, usually a few dozen rows out of thousands."""
+
+    tiles: list[list[int]]
+    foot: list[int]
+    cost: list[int]
+    count: list[int]
+    complete: bool  # False when the candidate sizes were thinned
+
+
+def pareto_candidates(
+    dims: Sequence[int], whole: set[int], ops: Sequence[Operand], model: CostModel
+) -> Candidates:
+    """Every combination of candidate sizes, scored in numpy, reduced to the
+    (footprint, objective) front."""
+    import numpy as np
+
+    per_dim = [[size] if d in whole else candidates(size) for d, size in enumerate(dims)]
+    complete = True
+    while math.prod(len(c) for c in per_dim) > MAX_COMBINATIONS:
+        complete = False
+        widest = max(range(len(per_dim)), key=lambda d: len(per_dim[d]))
+        per_dim[widest] = _thin(per_dim[widest], max(2, len(per_dim[widest]) // 2))
+    grids = np.meshgrid(*[np.asarray(c, dtype=np.int64) for c in per_dim], indexing="ij")
+    t = np.stack([g.reshape(-1) for g in grids], axis=1)  # combos x dims
+    n = np.asarray(dims, dtype=np.int64)
+    count = np.prod(-(-n // t), axis=1)
+    foot = np.zeros(len(t), dtype=np.int64)
+    per_tile = np.zeros(len(t), dtype=np.int64)  # cycles x bandwidth of one tile
+    for o in ops:
+        elems = np.ones(len(t), dtype=np.int64)
+        for d in o.dims:
+            if d is not None:
+                elems *= t[:, d]
+        foot += elems * o.elem_bytes
+        moves = int(o.copy_in) + int(o.copy_out)
+        per_tile += moves * (model.setup * model.bandwidth + elems * o.elem_bytes)
+    cost = count * per_tile
+    # rank by (cost, count, footprint), then walk in (footprint, rank) order
+    # keeping a combination only when it beats every combination with a
+    # smaller or equal footprint: the front's (cost, count) are then distinct,
+    # so the optimum under any budget is unique
+    rank = np.empty(len(t), dtype=np.int64)
+    rank[np.lexsort((foot, count, cost))] = np.arange(len(t))
+    order = np.lexsort((rank, foot))
+    r = rank[order]
+    best_before = np.minimum.accumulate(np.concatenate(([len(t)], r[:-1])))
+    keep = order[r < best_before]
+    return Candidates(
+        [[int(x) for x in t[i]] for i in keep],
+        [int(foot[i]) for i in keep],
+        [int(cost[i]) for i in keep],
+        [int(count[i]) for i in keep],
+        complete,
+    )
 
 
 def solve_z3(
@@ -149,34 +216,27 @@ def solve_z3(
 ) -> tuple[list[int], bool]:
     """(tiles, proven optimal).
 
-    Each dim's tile size ranges over its candidates (the smallest size per tile
-    count); each combination of sizes is one Boolean of a pseudo-Boolean
-    problem whose footprint constraint and cycle objective are linear in the
-    Booleans, so Z3's optimizer solves it exactly. When the combinations of a
-    large op would exceed MAX_COMBINATIONS, each dim keeps a spread subset of
-    its candidates and the result is reported as not proven."""
+    Each dim's tile size ranges over its candidates (the smallest size per
+    tile count); each combination on the (footprint, objective) front
+    (`pareto_candidates`) is one Boolean of a pseudo-Boolean problem whose
+    footprint constraint and cycle objective are linear in the Booleans, so
+    Z3's optimizer solves it exactly. When the combinations of a large op
+    would exceed MAX_COMBINATIONS, each dim keeps a spread subset of its
+    candidates and the result is reported as not proven."""
     import z3
 
-    per_dim = [[size] if d in whole else candidates(size) for d, size in enumerate(dims)]
-    proven = True
-    while math.prod(len(c) for c in per_dim) > MAX_COMBINATIONS:
-        proven = False
-        widest = max(range(len(per_dim)), key=lambda d: len(per_dim[d]))
-        per_dim[widest] = _thin(per_dim[widest], max(2, len(per_dim[widest]) // 2))
-    combos = [list(c) for c in itertools.product(*per_dim)]
+    c = pareto_candidates(dims, whole, ops, model)
     opt = z3.Optimize()
     opt.set("timeout", timeout_ms)
-    pick = [z3.Bool(f"c{i}") for i in range(len(combos))]
+    pick = [z3.Bool(f"c{i}") for i in range(len(c.tiles))]
     opt.add(z3.PbEq([(b, 1) for b in pick], 1))
-    foot = [sum(o.tile_elems(c) * o.elem_bytes for o in ops) for c in combos]
-    opt.add(z3.Sum([z3.If(b, f, 0) for b, f in zip(pick, foot, strict=True)]) <= budget)
-    # cycles x bandwidth, so that the objective stays integral
-    cost = [round(model.cycles(dims, c, ops) * model.bandwidth) for c in combos]
-    count = [math.prod(-(-n // t) for n, t in zip(dims, c, strict=True)) for c in combos]
-    # one objective: the cycles, then (as the low digits) the tile count
-    scale = max(count) + 1
-    key = [c * scale + k for c, k in zip(cost, count, strict=True)]
-    opt.minimize(z3.Sum([z3.If(b, v, 0) for b, v in zip(pick, key, strict=True)]))
+    opt.add(z3.PbLe([(b, f) for b, f in zip(pick, c.foot, strict=True)], budget))
+    # one objective: the rank of each combination by cycles, then tile count
+    # (the front's (cycles, count) pairs are distinct, so ranks keep the
+    # order exactly while the weights stay small)
+    order = sorted(range(len(pick)), key=lambda i: (c.cost[i], c.count[i]))
+    rank = {i: r for r, i in enumerate(order)}
+    opt.minimize(z3.Sum([z3.If(b, rank[i], 0) for i, b in enumerate(pick)]))
     r = opt.check()
     if r == z3.unsat:
         raise ValueError("infeasible")
@@ -185,7 +245,7 @@ def solve_z3(
     except z3.Z3Exception:
         return [size if d in whole else 1 for d, size in enumerate(dims)], False
     chosen = next(i for i, b in enumerate(pick) if z3.is_true(m.eval(b, model_completion=True)))
-    return combos[chosen], proven and r == z3.sat
+    return c.tiles[chosen], c.complete and r == z3.sat
 
 
 def solve_bruteforce(
