@@ -621,6 +621,7 @@ def _compiles(args: argparse.Namespace, tiling: str, l1: int) -> bool:
                 home=args.home,
                 **_regime_opts(args),
             ),
+            verify_each=args.verify_each,
         )
     except DeeployError:
         return False

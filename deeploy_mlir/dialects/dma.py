@@ -470,9 +470,10 @@ class CopyOp(IRDLOperation):
         return self.src_level == self.hop[0]
 
     def dst_box(self) -> list[int]:
-        out = [0] * len(self.box)
+        box = self.box
+        out = [0] * len(box)
         for k, p in enumerate(self.perm_list):
-            out[p] = self.box[k]
+            out[p] = box[k]
         return out
 
     def elem_bytes(self) -> int:
@@ -499,15 +500,17 @@ class CopyOp(IRDLOperation):
                 f"engine '{engine.engine.data}' moves {engine.ext.data} <-> {engine.loc.data}, "
                 f"the copy {self.src_level} -> {self.dst_level}"
             )
-        r = copy_rank(self.pattern())
+        pattern = self.pattern()
+        r = copy_rank(pattern)
         if r > engine.rank.data:
             return f"the copy has rank {r}, engine '{engine.engine.data}' takes {engine.rank.data}"
-        if self.bytes() > engine.max_bytes.data:
+        n = self.bytes()
+        if n > engine.max_bytes.data:
             return (
-                f"the copy moves {self.bytes()} bytes, engine '{engine.engine.data}' at most "
+                f"the copy moves {n} bytes, engine '{engine.engine.data}' at most "
                 f"{engine.max_bytes.data}"
             )
-        run = self.pattern()[-1].count  # contiguous bytes: the whole copy (rank 1) or a row
+        run = pattern[-1].count  # contiguous bytes: the whole copy (rank 1) or a row
         if run > engine.max_row.data:
             what = "one contiguous run" if r == 1 else "rows"
             return (
@@ -541,10 +544,10 @@ class CopyOp(IRDLOperation):
             raise VerifyException(f"sizes {box} must be positive")
         if any(b > s for b, s in zip(box, ss, strict=True)):
             raise VerifyException(f"sizes {box} exceed the source shape {list(ss)}")
-        if any(b > s for b, s in zip(self.dst_box(), ds, strict=True)):
+        dst_box = self.dst_box()
+        if any(b > s for b, s in zip(dst_box, ds, strict=True)):
             raise VerifyException(
-                f"sizes {self.dst_box()} (in destination order) exceed the destination shape "
-                f"{list(ds)}"
+                f"sizes {dst_box} (in destination order) exceed the destination shape {list(ds)}"
             )
         if st.get_element_type() != dt.get_element_type():
             raise VerifyException("source and destination element types differ")

@@ -232,7 +232,7 @@ def compiler(model: ModuleOp, board: str, target: str, l1: int, l2: int, l3: int
         if s.tiling == "tiled" and s.buffering == "single" and s.tile_buffers == 2:
             spec = spec.replace("solver=z3 buffers=1", "solver=z3 buffers=2")
         module = model.clone()
-        run_pipeline(module, spec)
+        run_pipeline(module, spec, verify_each=False)
         for level, size in arena_sizes(module).items():
             cap = budgets[level.lower()]
             if size > cap:
