@@ -36,6 +36,11 @@ def example_dirs() -> list[Path]:
     return sorted(p.parent for p in EXAMPLES.glob("*/expected.json"))
 
 
+def model_dirs() -> list[Path]:
+    """The models of examples/make_models.py (with reference.json)."""
+    return sorted(p.parent for p in EXAMPLES.glob("*/reference.json"))
+
+
 def training_args(d: Path) -> list[str | Path]:
     """The --data/--steps/--accum/--lr options that train example `d` the way
     its expected.json was computed."""
