@@ -17,7 +17,13 @@ Models (torch definitions below, exported with torch.onnx at opset 17):
   ReLU stacks down to a bottleneck and back, trained with the mean-squared
   error against its input (onnxruntime-training spells that loss and its
   gradient as Sub, Pow, ReduceMean, Size, Div, com.microsoft Scale, Expand,
-  Mul; the constant parts fold at import).
+  Mul; the constant parts fold at import);
+* cct -- the Compact Convolutional Transformer (Hassani et al. 2021): a
+  convolutional tokenizer, pre-norm transformer blocks (multi-head
+  self-attention, GELU MLP), sequence pooling, Linear;
+* cct_lora -- the same CCT with LoRA adapters on the q and v projections;
+  only the adapters and the classifier train, every other parameter is
+  frozen (``frozen_params``: no gradient, no update).
 
 Each comes in two sizes:
 
@@ -28,7 +34,8 @@ Each comes in two sizes:
   ignores): DS-CNN on the 49x10 KWS input with 64 channels and 4 blocks,
   ResNet-8 on 32x32x3 CIFAR-10 with 16/32/64 channels, MobileNetV1 0.25 on
   96x96x3 with its 13 blocks, the autoencoder on 640 features (4 x 128
-  hidden, bottleneck 8); batch 1 (the figures are for reports:
+  hidden, bottleneck 8), CCT-2/3x2 on 32x32x3 (2 conv layers, 2 blocks, 2
+  heads, dim 128, MLP ratio 1; LoRA rank 4); batch 1 (the figures are for reports:
   `deeploy-mlir report`).
 
 BatchNormalization is folded: the networks are written without it, each
@@ -43,7 +50,9 @@ docs/models.md says the same.
 
 Every folder holds training_model.onnx, eval_model.onnx, optimizer_model.onnx
 and checkpoint (``generate_artifacts``: CrossEntropyLoss -- MSELoss for the
-autoencoder --, SGD, every parameter trainable), params.npz (the initial
+autoencoder --, SGD, every parameter trainable but cct_lora's frozen ones;
+torch's LayerNormalization gets its Mean and InvStdDev outputs named first, which
+the generator needs to build LayerNormalizationGrad), params.npz (the initial
 parameters), data.npz (``input`` [STEPS*ACCUM, batch, C, H, W] float32 and
 ``labels`` [STEPS*ACCUM, batch] int64 from a fixed random linear teacher;
 the autoencoder's ``input`` [STEPS*ACCUM, batch, features] and ``target``,
@@ -59,7 +68,7 @@ models have their own, tests/test_models_conv.py.)
 
 Every run is cross-checked against the same training in torch (float32
 autograd, mean cross-entropy or squared error, gradients summed over the ACCUM mini-batches,
-p -= lr * g): the script fails unless losses and parameters agree within
+p -= lr * g for the trainable p): the script fails unless losses and parameters agree within
 rtol 1e-4, atol 1e-5 -- looser than make_examples.py's 1e-5/1e-6 because
 convolutions sum many more products per output, in another order in torch's
 and onnxruntime's kernels.
