@@ -61,8 +61,9 @@ reference.json: ``losses`` (per mini-batch) and ``params`` after STEPS
 optimizer steps (the initial ones are params.npz, checked equal to the
 checkpoint's), computed by onnxruntime-training's training
 API (Module / Optimizer, single-threaded), plus ``lr``, ``steps``, ``accum``,
-``batch``, ``input_shape``, ``classes``, ``loss``, ``batchnorm`` and
-``torch_max_abs_diff``. (reference.json, not expected.json: the test suites
+``batch``, ``input_shape``, ``classes``, ``loss``, ``batchnorm``,
+``torch_max_abs_diff`` and, for cct_lora, ``frozen`` (the names of the frozen
+parameters, which keep their params.npz values). (reference.json, not expected.json: the test suites
 that run every examples/*/expected.json are written for the MLPs; these
 models have their own, tests/test_models_conv.py.)
 
@@ -339,6 +340,13 @@ class Spec:
     #: train; the others are frozen (generate_artifacts' frozen_params)
     train_only: tuple[str, ...] = ()
 
+    @property
+    def batchnorm(self) -> str:
+        """reference.json's note on BatchNormalization."""
+        if self.name.startswith("cct"):
+            return "none (the CCT normalizes with LayerNormalization)"
+        return "folded (convolutions and dense layers with bias, no BatchNormalization)"
+
     def trainable(self, param: str) -> bool:
         return not self.train_only or any(t in param for t in self.train_only)
 
@@ -586,11 +594,14 @@ def write_model(spec: Spec, folder: Path, reference: bool) -> dict | None:
         "input_shape": list(spec.input_shape),
         "classes": spec.classes,
         "loss": "mse" if spec.mse else "cross-entropy",
-        "batchnorm": "folded (convolutions and dense layers with bias, no BatchNormalization)",
+        "batchnorm": spec.batchnorm,
         "losses": losses,
         "torch_max_abs_diff": diff,
         "params": {k: v.tolist() for k, v in final.items()},
     }
+    frozen = [k for k in params if not spec.trainable(k)]
+    if frozen:
+        ref["frozen"] = frozen
     (folder / "reference.json").write_text(mx._dump(ref) + "\n")
     return ref
 

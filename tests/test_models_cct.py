@@ -160,7 +160,8 @@ def test_cct_lora_freezes_the_base_weights() -> None:
     params = set(np.load(EXAMPLES / "cct_lora" / "params.npz"))
     want = {k for k in params if any(t in k for t in LORA_TRAINS)}
     assert len(want) == 6 and set(imp.trainable) == want
-    assert len(params - want) >= 18  # tokenizer, embedding, attention, MLP, norms, pooling
+    assert params - want == set(_reference("cct_lora")["frozen"])
+    assert len(params - want) == 19  # tokenizer, embedding, attention, MLP, norms, pooling
     (opt,) = [
         op
         for op in imp.module.walk()
@@ -178,7 +179,8 @@ def test_cct_trains_like_onnxruntime(name: str, tmp_path: Path) -> None:
     model = EXAMPLES / name
     need = _untiled_need(model)
     initial = dict(np.load(model / "params.npz"))
-    frozen = [k for k in initial if name == "cct_lora" and not any(t in k for t in LORA_TRAINS)]
+    frozen = ref.get("frozen", [])
+    assert bool(frozen) == (name == "cct_lora")
     for label, opts, l1 in CONFIGS:
         budget = [] if l1 is None else ["--l1", str(l1)]
         if l1 is not None:
