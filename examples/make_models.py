@@ -17,7 +17,13 @@ Models (torch definitions below, exported with torch.onnx at opset 17):
   ReLU stacks down to a bottleneck and back, trained with the mean-squared
   error against its input (onnxruntime-training spells that loss and its
   gradient as Sub, Pow, ReduceMean, Size, Div, com.microsoft Scale, Expand,
-  Mul; the constant parts fold at import).
+  Mul; the constant parts fold at import);
+* cct -- the Compact Convolutional Transformer (Hassani et al. 2021): a
+  convolutional tokenizer, pre-norm transformer blocks (multi-head
+  self-attention, GELU MLP), sequence pooling, Linear;
+* cct_lora -- the same CCT with LoRA adapters on the q and v projections;
+  only the adapters and the classifier train, every other parameter is
+  frozen (``frozen_params``: no gradient, no update).
 
 Each comes in two sizes:
 
@@ -28,7 +34,8 @@ Each comes in two sizes:
   ignores): DS-CNN on the 49x10 KWS input with 64 channels and 4 blocks,
   ResNet-8 on 32x32x3 CIFAR-10 with 16/32/64 channels, MobileNetV1 0.25 on
   96x96x3 with its 13 blocks, the autoencoder on 640 features (4 x 128
-  hidden, bottleneck 8); batch 1 (the figures are for reports:
+  hidden, bottleneck 8), CCT-2/3x2 on 32x32x3 (2 conv layers, 2 blocks, 2
+  heads, dim 128, MLP ratio 1; LoRA rank 4); batch 1 (the figures are for reports:
   `deeploy-mlir report`).
 
 BatchNormalization is folded: the networks are written without it, each
@@ -43,7 +50,9 @@ docs/models.md says the same.
 
 Every folder holds training_model.onnx, eval_model.onnx, optimizer_model.onnx
 and checkpoint (``generate_artifacts``: CrossEntropyLoss -- MSELoss for the
-autoencoder --, SGD, every parameter trainable), params.npz (the initial
+autoencoder --, SGD, every parameter trainable but cct_lora's frozen ones;
+torch's LayerNormalization gets its Mean and InvStdDev outputs named first, which
+the generator needs to build LayerNormalizationGrad), params.npz (the initial
 parameters), data.npz (``input`` [STEPS*ACCUM, batch, C, H, W] float32 and
 ``labels`` [STEPS*ACCUM, batch] int64 from a fixed random linear teacher;
 the autoencoder's ``input`` [STEPS*ACCUM, batch, features] and ``target``,
@@ -52,14 +61,15 @@ reference.json: ``losses`` (per mini-batch) and ``params`` after STEPS
 optimizer steps (the initial ones are params.npz, checked equal to the
 checkpoint's), computed by onnxruntime-training's training
 API (Module / Optimizer, single-threaded), plus ``lr``, ``steps``, ``accum``,
-``batch``, ``input_shape``, ``classes``, ``loss``, ``batchnorm`` and
-``torch_max_abs_diff``. (reference.json, not expected.json: the test suites
+``batch``, ``input_shape``, ``classes``, ``loss``, ``batchnorm``,
+``torch_max_abs_diff`` and, for cct_lora, ``frozen`` (the names of the frozen
+parameters, which keep their params.npz values). (reference.json, not expected.json: the test suites
 that run every examples/*/expected.json are written for the MLPs; these
 models have their own, tests/test_models_conv.py.)
 
 Every run is cross-checked against the same training in torch (float32
 autograd, mean cross-entropy or squared error, gradients summed over the ACCUM mini-batches,
-p -= lr * g): the script fails unless losses and parameters agree within
+p -= lr * g for the trainable p): the script fails unless losses and parameters agree within
 rtol 1e-4, atol 1e-5 -- looser than make_examples.py's 1e-5/1e-6 because
 convolutions sum many more products per output, in another order in torch's
 and onnxruntime's kernels.
@@ -203,6 +213,107 @@ def make_mobilenet_v1(
     return torch.nn.Sequential(*layers)
 
 
+class _Lora(torch.nn.Module):
+    """y = x W^T + b + (alpha / r) (x A^T) B^T, W and b frozen (LoRA, Hu et al.
+    2021). B starts at small random values instead of LoRA's zeros, so that
+    both adapters get a gradient from the first step (a test that trains 3
+    steps sees A move)."""
+
+    def __init__(self, d_in: int, d_out: int, rank: int, bias: bool) -> None:
+        super().__init__()
+        self.base = torch.nn.Linear(d_in, d_out, bias=bias)
+        self.lora_a = torch.nn.Parameter(torch.randn(rank, d_in) / d_in**0.5)
+        self.lora_b = torch.nn.Parameter(torch.randn(d_out, rank) * 0.1)
+        self.scale = 2.0 / rank  # LoRA's alpha / r with alpha = 2
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.base(x) + (x @ self.lora_a.t()) @ self.lora_b.t() * self.scale
+
+
+def make_cct(
+    cin: int,
+    image: int,
+    convs: int,
+    dim: int,
+    heads: int,
+    blocks: int,
+    mlp_ratio: int,
+    classes: int,
+    lora_rank: int = 0,
+) -> torch.nn.Module:
+    """The Compact Convolutional Transformer (Hassani et al. 2021): a
+    convolutional tokenizer (convs x [Conv 3x3 without bias, ReLU, MaxPool
+    3x3/2 pad 1]), a learnable positional embedding, pre-norm transformer
+    encoder blocks (multi-head self-attention with separate q/k/v projections
+    without bias and an output projection, MLP with GELU), a final LayerNorm,
+    sequence pooling (a Linear scores each token, softmax over the tokens, the
+    weighted sum of the tokens) and a Linear classifier. lora_rank > 0 adds
+    LoRA adapters to the q and v projections (make the base weights frozen
+    with `frozen`)."""
+
+    def proj(bias: bool, lora: bool) -> torch.nn.Module:
+        if lora and lora_rank:
+            return _Lora(dim, dim, lora_rank, bias)
+        return torch.nn.Linear(dim, dim, bias=bias)
+
+    class Attention(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.q, self.k, self.v = proj(False, True), proj(False, False), proj(False, True)
+            self.proj = torch.nn.Linear(dim, dim)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            b, n, _ = x.shape
+            hd = dim // heads
+
+            def split(t: torch.Tensor) -> torch.Tensor:
+                return t.reshape(b, n, heads, hd).transpose(1, 2)
+
+            q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+            a = torch.softmax((q @ k.transpose(-2, -1)) * hd**-0.5, dim=-1)
+            return self.proj((a @ v).transpose(1, 2).reshape(b, n, dim))
+
+    class Block(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.norm1 = torch.nn.LayerNorm(dim)
+            self.attn = Attention()
+            self.norm2 = torch.nn.LayerNorm(dim)
+            self.fc1 = torch.nn.Linear(dim, dim * mlp_ratio)
+            self.fc2 = torch.nn.Linear(dim * mlp_ratio, dim)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            x = x + self.attn(self.norm1(x))
+            return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.norm2(x))))
+
+    class CCT(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            chans = [cin, *([dim // 2] * (convs - 1)), dim]
+            layers: list[torch.nn.Module] = []
+            for a, b in pairwise(chans):
+                layers += [
+                    torch.nn.Conv2d(a, b, 3, padding=1, bias=False),
+                    torch.nn.ReLU(),
+                    torch.nn.MaxPool2d(3, 2, 1),
+                ]
+            self.tokenizer = torch.nn.Sequential(*layers)
+            tokens = (image // 2**convs) ** 2
+            self.pos = torch.nn.Parameter(torch.randn(1, tokens, dim) * 0.2)
+            self.blocks = torch.nn.Sequential(*(Block() for _ in range(blocks)))
+            self.norm = torch.nn.LayerNorm(dim)
+            self.pool = torch.nn.Linear(dim, 1)
+            self.fc = torch.nn.Linear(dim, classes)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            x = self.tokenizer(x).flatten(2).transpose(1, 2) + self.pos
+            x = self.norm(self.blocks(x))
+            w = torch.softmax(self.pool(x), dim=1).transpose(1, 2)
+            return self.fc((w @ x).flatten(1))
+
+    return CCT()
+
+
 #: MobileNetV1's 13 blocks at width 1.0: (output channels, stride)
 MOBILENET_V1_BLOCKS = (
     (64, 1),
@@ -225,6 +336,19 @@ class Spec:
     #: classes of the cross-entropy loss; 0: mean-squared error against the input
     classes: int
     seed: int
+    #: when not empty, only the parameters whose name contains one of these
+    #: train; the others are frozen (generate_artifacts' frozen_params)
+    train_only: tuple[str, ...] = ()
+
+    @property
+    def batchnorm(self) -> str:
+        """reference.json's note on BatchNormalization."""
+        if self.name.startswith("cct"):
+            return "none (the CCT normalizes with LayerNormalization)"
+        return "folded (convolutions and dense layers with bias, no BatchNormalization)"
+
+    def trainable(self, param: str) -> bool:
+        return not self.train_only or any(t in param for t in self.train_only)
 
     @property
     def mse(self) -> bool:
@@ -234,6 +358,10 @@ class Spec:
     def targets(self) -> str:
         """The training graph's second user input."""
         return "target" if self.mse else "labels"
+
+
+#: what trains in cct_lora: the LoRA adapters and the classifier
+LORA_TRAINS = ("lora_", "fc.")
 
 
 def small_models() -> list[Spec]:
@@ -255,6 +383,15 @@ def small_models() -> list[Spec]:
             14,
         ),
         Spec("autoencoder", lambda: make_autoencoder(32, 16, 2, 4), (3, 32), 0, 15),
+        Spec("cct", lambda: make_cct(3, 8, 1, 16, 2, 1, 2, 4), (2, 3, 8, 8), 4, 16),
+        Spec(
+            "cct_lora",
+            lambda: make_cct(3, 8, 1, 16, 2, 1, 2, 4, lora_rank=2),
+            (2, 3, 8, 8),
+            4,
+            17,
+            LORA_TRAINS,
+        ),
     ]
 
 
@@ -278,6 +415,16 @@ def published_models() -> list[Spec]:
             24,
         ),
         Spec("autoencoder", lambda: make_autoencoder(640, 128, 4, 8), (1, 640), 0, 25),
+        # CCT-2/3x2: 2 convolutional layers of 3x3, 2 blocks, 2 heads, dim 128, MLP ratio 1
+        Spec("cct", lambda: make_cct(3, 32, 2, 128, 2, 2, 1, 10), (1, 3, 32, 32), 10, 26),
+        Spec(
+            "cct_lora",
+            lambda: make_cct(3, 32, 2, 128, 2, 2, 1, 10, lora_rank=4),
+            (1, 3, 32, 32),
+            10,
+            27,
+            LORA_TRAINS,
+        ),
     ]
 
 
@@ -308,6 +455,11 @@ def export(spec: Spec, net: torch.nn.Module) -> onnx.ModelProto:
         dynamo=False,
     )
     model = onnx.load_from_string(buf.getvalue())
+    for node in model.graph.node:
+        if node.op_type == "LayerNormalization" and len(node.output) == 1:
+            # the generator builds LayerNormalizationGrad from the forward's
+            # saved statistics, which torch's export does not name
+            node.output.extend([f"{node.output[0]}_mean", f"{node.output[0]}_inv_std_dev"])
     model.ir_version = 9  # this onnxruntime-training build loads IR <= 10
     onnx.checker.check_model(model)
     return model
@@ -325,7 +477,8 @@ def generate(spec: Spec, net: torch.nn.Module, params: dict[str, np.ndarray], fo
     with mx._quiet_ort():
         artifacts.generate_artifacts(
             model,
-            requires_grad=list(params),
+            requires_grad=[k for k in params if spec.trainable(k)],
+            frozen_params=[k for k in params if not spec.trainable(k)],
             loss=artifacts.LossType.MSELoss if spec.mse else artifacts.LossType.CrossEntropyLoss,
             optimizer=artifacts.OptimType.SGD,
             artifact_directory=str(folder),
@@ -395,8 +548,9 @@ def torch_train(
             loss.backward()
             losses.append(float(loss.detach()))
         with torch.no_grad():
-            for p in net.parameters():
-                p -= LR * p.grad
+            for k, p in net.named_parameters():
+                if spec.trainable(k):
+                    p -= LR * p.grad
                 p.grad = None
     return losses, {k: v.detach().numpy().copy() for k, v in net.named_parameters()}
 
@@ -440,11 +594,14 @@ def write_model(spec: Spec, folder: Path, reference: bool) -> dict | None:
         "input_shape": list(spec.input_shape),
         "classes": spec.classes,
         "loss": "mse" if spec.mse else "cross-entropy",
-        "batchnorm": "folded (convolutions and dense layers with bias, no BatchNormalization)",
+        "batchnorm": spec.batchnorm,
         "losses": losses,
         "torch_max_abs_diff": diff,
         "params": {k: v.tolist() for k, v in final.items()},
     }
+    frozen = [k for k in params if not spec.trainable(k)]
+    if frozen:
+        ref["frozen"] = frozen
     (folder / "reference.json").write_text(mx._dump(ref) + "\n")
     return ref
 

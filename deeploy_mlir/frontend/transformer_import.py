@@ -15,6 +15,15 @@ The two conventions of the gradient ops:
   at the axis, like Softmax before opset 13: it is read when the axis is the
   last one (Deeploy's graphs); ``SoftmaxGrad_13`` takes any axis.
 * ``GeluGrad`` is read in the default domain (Deeploy) and com.microsoft.
+
+onnxruntime-training's fused forms lower onto the same ops:
+
+* ``FusedMatMul`` (A, B; transA, transB, alpha; transBatchA = transBatchB =
+  0) is ``alpha * A' @ B'`` with numpy's batch broadcasting: ``gemm`` when both
+  operands have rank 2, else ``batch_matmul``;
+* ``BiasGelu`` (A, B) is ``Gelu(A + B)``: ``binary`` add, then ``gelu``;
+* ``BiasGeluGrad_dX`` (dY, X, B) is ``GeluGrad(dY, X + B)``: ``binary`` add,
+  then ``gelu_grad``.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     StringAttr,
+    UnitAttr,
     f32,
     i64,
 )
@@ -178,6 +188,63 @@ def _gelu(im: _Importer, node: onnx.NodeProto) -> None:
 def _gelu_grad(im: _Importer, node: onnx.NodeProto) -> None:
     _check_exact_gelu(node)
     im.bind(node, im.emit(node, T.GeluGradOp, [im.value(node, 0), im.value(node, 1)]))
+
+
+def _plus_bias(im: _Importer, node: onnx.NodeProto, x: SSAValue, i_bias: int) -> SSAValue:
+    """X + B for BiasGelu and BiasGeluGrad_dX: B is 1-D, as long as X's last dim."""
+    bias = im.value(node, i_bias)
+    xs, bs = T.shape_of(x.type), T.shape_of(bias.type)
+    if len(bs) != 1 or not xs or bs[0] != xs[-1]:
+        raise DeeployError(
+            f"{_node_label(node)}: the bias must be 1-D and as long as the last dim of "
+            f"{list(xs)}, got {list(bs)}"
+        )
+    (total,) = im.emit(node, T.BinaryOp, [x, bias], {"kind": StringAttr("add")})
+    total.name_hint = _ssa_name(f"{node.output[0]}_biased")
+    return total
+
+
+@handles(f"{MS}:BiasGelu")
+def _bias_gelu(im: _Importer, node: onnx.NodeProto) -> None:
+    total = _plus_bias(im, node, im.value(node, 0), 1)
+    im.bind(node, im.emit(node, T.GeluOp, [total]))
+
+
+@handles(f"{MS}:BiasGeluGrad_dX")
+def _bias_gelu_grad(im: _Importer, node: onnx.NodeProto) -> None:
+    total = _plus_bias(im, node, im.value(node, 1), 2)
+    im.bind(node, im.emit(node, T.GeluGradOp, [im.value(node, 0), total]))
+
+
+# --------------------------------------------------------------------------
+# FusedMatMul
+# --------------------------------------------------------------------------
+
+
+@handles(f"{MS}:FusedMatMul")
+def _fused_matmul(im: _Importer, node: onnx.NodeProto) -> None:
+    a = _attrs(node)
+    for k in ("transBatchA", "transBatchB"):
+        if int(a.get(k, 0)) != 0:
+            raise DeeployError(f"{_node_label(node)}: {k} = {a[k]} is not supported (only 0)")
+    ins = [im.value(node, 0), im.value(node, 1)]
+    ranks = [len(T.shape_of(v.type)) for v in ins]
+    if min(ranks) < 2:
+        raise DeeployError(
+            f"{_node_label(node)}: FusedMatMul of rank-1 operands is not supported, got ranks "
+            f"{ranks}"
+        )
+    alpha = float(a.get("alpha", 1.0))
+    if not np.isfinite(alpha):
+        raise DeeployError(f"{_node_label(node)}: alpha must be a finite number, got {alpha}")
+    props: dict[str, Attribute | None] = {
+        "trans_a": UnitAttr() if int(a.get("transA", 0)) else None,
+        "trans_b": UnitAttr() if int(a.get("transB", 0)) else None,
+        "alpha": FloatAttr(alpha, f32),
+        "beta": FloatAttr(0.0, f32),
+    }
+    cls = T.GemmOp if ranks == [2, 2] else T.BatchMatmulOp
+    im.bind(node, im.emit(node, cls, ins, props))
 
 
 # --------------------------------------------------------------------------
