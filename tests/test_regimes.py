@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from board_edits import edited, siracusa
-from conftest import example_dirs, load_expected, run_cli, training_args
+from conftest import example_dirs, load_expected, model_dirs, run_cli, training_args
 from xdsl.dialects.builtin import ModuleOp
 
 from deeploy_mlir.cost.schedule import FunctionCost
@@ -39,6 +39,8 @@ from deeploy_mlir.passes.memory_regime import REGIMES, footprint, regime_need
 from deeploy_mlir.targets.boards import Board, available_boards, load_board
 
 EXAMPLES = example_dirs()
+#: the models of examples/make_models.py (conv, pooling, transformer ops)
+MODELS = model_dirs()
 BOARDS = available_boards()
 #: an L1 small enough that every example tiles into several tiles per op, so
 #: that double buffering has copies to overlap
@@ -51,13 +53,13 @@ def _model(d: Path):  # type: ignore[no-untyped-def]
 
 
 @cache
-def _small_l1_modules(d: Path) -> dict[tuple[str, str], ModuleOp]:
-    """(regime, schedule) -> the module compiled at SMALL_L1. Neither the
-    tiles nor the regime's moves depend on the board (every regime fits every
+def _small_l1_modules(d: Path, l1: int = SMALL_L1) -> dict[tuple[str, str], ModuleOp]:
+    """(regime, schedule) -> the module compiled at `l1`. Neither the tiles
+    nor the regime's moves depend on the board (every regime fits every
     shipped board), so one compile serves every board."""
     b = load_board("siracusa")
     compile_ = compiler(
-        _model(d).module, "siracusa", "pulp-open", SMALL_L1, b.levels["L2"], b.levels["L3"]
+        _model(d).module, "siracusa", "pulp-open", l1, b.levels["L2"], b.levels["L3"]
     )
     return {(r, s): compile_(r, SCHEDULES[s]) for r in REGIMES for s in ("single", "double")}
 
@@ -82,6 +84,50 @@ def _report(d: Path, board_name: str, l1: int | None) -> RegimeReport:
     return regime_report(
         bufferize(module), b, l2, l3, "auto", compile_, schedules=("single", "double")
     )
+
+
+#: an L1 at which every op of the models fits double-buffered and most ops
+#: take several tiles (the CCTs' layer_norm_grad keeps [2, 16, 16] operands
+#: whole: 6,592 bytes per buffer)
+def _model_l1(d: Path) -> int:
+    return 16384 if d.name.startswith("cct") else 8192
+
+
+@pytest.mark.parametrize("d", MODELS, ids=[d.name for d in MODELS])
+def test_model_orderings_and_bounds_on_every_board(d: Path) -> None:
+    """The orderings of test_orderings_and_bounds for the conv and transformer
+    models: resident < spill < stream, double <= single buffering (the same
+    copies and kernels), and every schedule at or above its roofline bound,
+    on every shipped board (one compile per regime and schedule serves all)."""
+    modules = _small_l1_modules(d, _model_l1(d))
+    for board_name in BOARDS:
+        b = load_board(board_name)
+
+        def compile_(regime: str, s: Schedule) -> ModuleOp:
+            name = next(k for k, v in SCHEDULES.items() if v == s)
+            return modules[(regime, name)]
+
+        rep = regime_report(
+            bufferize(_model(d).module),
+            b,
+            b.levels["L2"],
+            b.levels["L3"],
+            "auto",
+            compile_,
+            schedules=("single", "double"),
+        )
+        assert set(rep.costs) == set(REGIMES), board_name
+        for s in ("single", "double"):
+            cyc = {r: rep.costs[r][s]["train"].cycles for r in REGIMES}
+            assert cyc["resident"] < cyc["spill"] < cyc["stream"], (board_name, s, cyc)
+        for r in REGIMES:
+            for k in ("train", "optimizer"):
+                single, double = rep.costs[r]["single"][k], rep.costs[r]["double"][k]
+                assert double.cycles <= single.cycles, (board_name, r, k)
+                assert double.hops == single.hops
+                for c in (single, double):
+                    t = c.timeline
+                    assert t.total >= t.roofline == max(t.compute_busy, *t.dma_busy.values())
 
 
 def _check_bound(c: FunctionCost, board: Board) -> None:
