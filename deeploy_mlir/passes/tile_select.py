@@ -6,6 +6,13 @@ of all its operands, times the buffer count, fit the L1 budget. Dims the op
 needs whole (softmax class dim, reduction dims) stay whole; the last tile of
 a dim may be ragged.
 
+Spatial tiles with halos: the output rows and columns of conv2d, maxpool2d and
+avgpool2d may tile; the input tile is then the window's footprint, (t - 1) *
+stride + dilation * (k - 1) + 1 rows for t output rows (`Halo`), which the
+footprint and the cycles count. They are offered only when the op does not fit
+otherwise: first with whole planes (the problem of an op that fits stays as
+small as before), then with rows free, then rows and columns.
+
 The objective is the estimated cycles of the op's tile loop: per tile, one
 transfer per operand tile (setup cycles each) plus the tile bytes over the
 bandwidth; ties go to fewer, larger tiles. Z3 solves it (per op, with a time
@@ -98,9 +105,52 @@ def tile_operands(
 
 
 def whole_dims(op: T.TrainingComputeOp) -> set[int]:
+    """The dims the op keeps whole, and the input dims of its tiled windows
+    (they follow their output dim: see `Halo`)."""
     assert isinstance(op, T.IterationSpaceInterface)
     space = op.iteration_space()
-    return set(space.whole) | set(space.reduction)
+    derived = {w.in_dim for w in space.tiled_windows()}
+    return set(space.whole) | set(space.reduction) | derived
+
+
+@dataclass(frozen=True)
+class Halo:
+    """A sliding window whose output dim tiles: the input dim's tile is the
+    output tile's footprint, (t - 1) * stride + extent rows (the tile and its
+    halo; the whole input for the whole output), at most the input. Border
+    tiles read fewer rows (the padding is not stored), so this is the largest."""
+
+    out_dim: int
+    in_dim: int
+    window: T.SlidingWindow
+    dims: tuple[int, ...]
+
+    def apply(self, tiles: list[int]) -> None:
+        tiles[self.in_dim] = self.window.in_tile(self.dims, tiles[self.out_dim])
+
+
+def halos(op: T.TrainingComputeOp, dims: Sequence[int]) -> tuple[Halo, ...]:
+    """The halos of `op` over loop dims of sizes `dims`."""
+    assert isinstance(op, T.IterationSpaceInterface)
+    return tuple(
+        Halo(w.out_dim, w.in_dim, w, tuple(dims)) for w in op.iteration_space().tiled_windows()
+    )
+
+
+def with_halos(tiles: Sequence[int], hs: Sequence[Halo]) -> list[int]:
+    out = list(tiles)
+    for h in hs:
+        h.apply(out)
+    return out
+
+
+def tile_count(dims: Sequence[int], tiles: Sequence[int], hs: Sequence[Halo] = ()) -> int:
+    """Tiles of the loop nest (an input dim that follows its window's output
+    dim adds none)."""
+    derived = {h.in_dim for h in hs}
+    return math.prod(
+        -(-n // t) for d, (n, t) in enumerate(zip(dims, tiles, strict=True)) if d not in derived
+    )
 
 
 @dataclass(frozen=True)
@@ -108,8 +158,15 @@ class CostModel:
     setup: int = 100  # cycles per transfer
     bandwidth: int = 8  # bytes per cycle
 
-    def cycles(self, dims: Sequence[int], tiles: Sequence[int], ops: Sequence[Operand]) -> float:
-        n = math.prod(-(-d // t) for d, t in zip(dims, tiles, strict=True))
+    def cycles(
+        self,
+        dims: Sequence[int],
+        tiles: Sequence[int],
+        ops: Sequence[Operand],
+        hs: Sequence[Halo] = (),
+    ) -> float:
+        """Per tile, the transfers of its operand tiles (halos included)."""
+        n = tile_count(dims, tiles, hs)
         per_tile = 0.0
         for o in ops:
             moves = int(o.copy_in) + int(o.copy_out)
@@ -146,8 +203,11 @@ def solve_z3(
     budget: int,
     model: CostModel,
     timeout_ms: int,
+    hs: Sequence[Halo] = (),
 ) -> tuple[list[int], bool]:
-    """(tiles, proven optimal).
+    """(tiles, proven optimal). The input dims of `hs` are not chosen: each
+    combination sets them from its output tiles (footprint and cycles then
+    count the halos).
 
     Each dim's tile size ranges over its candidates (the smallest size per tile
     count); each combination of sizes is one Boolean of a pseudo-Boolean
@@ -163,7 +223,7 @@ def solve_z3(
         proven = False
         widest = max(range(len(per_dim)), key=lambda d: len(per_dim[d]))
         per_dim[widest] = _thin(per_dim[widest], max(2, len(per_dim[widest]) // 2))
-    combos = [list(c) for c in itertools.product(*per_dim)]
+    combos = [with_halos(c, hs) for c in itertools.product(*per_dim)]
     opt = z3.Optimize()
     opt.set("timeout", timeout_ms)
     pick = [z3.Bool(f"c{i}") for i in range(len(combos))]
@@ -171,8 +231,8 @@ def solve_z3(
     foot = [sum(o.tile_elems(c) * o.elem_bytes for o in ops) for c in combos]
     opt.add(z3.Sum([z3.If(b, f, 0) for b, f in zip(pick, foot, strict=True)]) <= budget)
     # cycles x bandwidth, so that the objective stays integral
-    cost = [round(model.cycles(dims, c, ops) * model.bandwidth) for c in combos]
-    count = [math.prod(-(-n // t) for n, t in zip(dims, c, strict=True)) for c in combos]
+    cost = [round(model.cycles(dims, c, ops, hs) * model.bandwidth) for c in combos]
+    count = [tile_count(dims, c, hs) for c in combos]
     # one objective: the cycles, then (as the low digits) the tile count
     scale = max(count) + 1
     key = [c * scale + k for c, k in zip(cost, count, strict=True)]
@@ -183,25 +243,27 @@ def solve_z3(
     try:
         m = opt.model()  # after a timeout: the best model found so far
     except z3.Z3Exception:
-        return [size if d in whole else 1 for d, size in enumerate(dims)], False
+        return with_halos([size if d in whole else 1 for d, size in enumerate(dims)], hs), False
     chosen = next(i for i, b in enumerate(pick) if z3.is_true(m.eval(b, model_completion=True)))
     return combos[chosen], proven and r == z3.sat
 
 
 def solve_bruteforce(
-    dims: Sequence[int], whole: set[int], ops: Sequence[Operand], budget: int, model: CostModel
+    dims: Sequence[int],
+    whole: set[int],
+    ops: Sequence[Operand],
+    budget: int,
+    model: CostModel,
+    hs: Sequence[Halo] = (),
 ) -> list[int] | None:
     """Every combination of tile sizes (for tests on small ops)."""
     best: tuple[float, int, list[int]] | None = None
     ranges = [[size] if d in whole else range(1, size + 1) for d, size in enumerate(dims)]
     for combo in itertools.product(*ranges):
-        tiles = list(combo)
+        tiles = with_halos(combo, hs)
         if footprint(tiles, ops, 1) > budget:
             continue
-        key = (
-            model.cycles(dims, tiles, ops),
-            math.prod(-(-a // b) for a, b in zip(dims, tiles, strict=True)),
-        )
+        key = (model.cycles(dims, tiles, ops, hs), tile_count(dims, tiles, hs))
         if best is None or key < best[:2]:
             best = (key[0], key[1], tiles)
     return None if best is None else best[2]
@@ -312,10 +374,12 @@ class TileSelect(ModulePass):
         ops3 = tile_operands(o, in_l3)
         if not ops3:
             return None, self.l3_buffers
-        dims = list(o.iteration_space().dims)
+        space = o.iteration_space()
+        dims = list(space.dims)
         if stage_budget is None or footprint(dims, ops3, self.l3_buffers) <= stage_budget:
             return dims, self.l3_buffers
-        whole = whole_dims(o)
+        # stage tiles keep the spatial dims whole (L1 tiles may still split them)
+        whole = whole_dims(o) | {w.out_dim for w in space.tiled_windows()}
         smallest = [size if d in whole else 1 for d, size in enumerate(dims)]
         buffers = self.l3_buffers
         if footprint(smallest, ops3, buffers) > stage_budget:
@@ -342,8 +406,8 @@ class TileSelect(ModulePass):
     ) -> tuple[list[int], bool]:
         """L1 tiles; with `outer`, tiles of one L2 stage tile (at most its sizes)."""
         assert isinstance(o, T.IterationSpaceInterface)
-        dims = list(o.iteration_space().dims) if outer is None else list(outer)
-        whole = whole_dims(o)
+        space = o.iteration_space()
+        dims = list(space.dims) if outer is None else list(outer)
         ops = tile_operands(o)
         budget = self.l1 // self.buffers
         if self.solver == "untiled":
@@ -354,15 +418,25 @@ class TileSelect(ModulePass):
                     f"{self.l1} bytes"
                 )
             return dims, True
-        smallest = [size if d in whole else 1 for d, size in enumerate(dims)]
-        need = footprint(smallest, ops, self.buffers)
-        if need > self.l1:
+        hs = halos(o, dims)
+        # Spatial tiles only when needed, rows before columns: the problem of
+        # an op that fits with whole planes stays as small as without halos.
+        windows = space.tiled_windows()
+        need = 0
+        for k in range(len(windows) + 1):
+            whole = whole_dims(o) | {w.out_dim for w in windows[k:]}
+            smallest = with_halos([size if d in whole else 1 for d, size in enumerate(dims)], hs)
+            need = footprint(smallest, ops, self.buffers)
+            if need <= self.l1:
+                break
+        else:
+            spatial = " with spatial tiles and their halos" if windows else ""
             raise DeeployError(
-                f"{where} ({o.name}) needs at least {need} bytes of L1 (smallest tiles, "
+                f"{where} ({o.name}) needs at least {need} bytes of L1 (smallest tiles{spatial}, "
                 f"{self.buffers} buffer(s)); the L1 budget is {self.l1} bytes"
             )
-        key = (tuple(dims), frozenset(whole), tuple(ops), budget, model)
+        key = (tuple(dims), frozenset(whole), tuple(ops), budget, model, hs)
         if key not in self._cache:
-            self._cache[key] = solve_z3(dims, whole, ops, budget, model, self.timeout_ms)
+            self._cache[key] = solve_z3(dims, whole, ops, budget, model, self.timeout_ms, hs)
         tiles, proven = self._cache[key]
         return list(tiles), proven
