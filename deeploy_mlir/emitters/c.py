@@ -871,7 +871,7 @@ class Project:
                 case func.ReturnOp() | scf.YieldOp():
                     pass
                 case T.TrainingComputeOp():
-                    if any(_level(v.type) == "L3" for v in op.operands):
+                    if any(_level(v.type) == "L3" for v in (*op.ins, *op.outs)):
                         raise DeeployError(
                             f"{op.name} reads or writes L3 directly; kernels run on L2/L1 "
                             "buffers (run memory-home to stage L3 tensors through L2)"

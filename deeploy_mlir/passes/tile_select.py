@@ -430,7 +430,7 @@ class TileSelect(ModulePass):
             if need <= self.l1:
                 break
         else:
-            spatial = " with spatial tiles and their halos" if windows else ""
+            spatial = ", spatial ones with their halos" if windows else ""
             raise DeeployError(
                 f"{where} ({o.name}) needs at least {need} bytes of L1 (smallest tiles{spatial}, "
                 f"{self.buffers} buffer(s)); the L1 budget is {self.l1} bytes"
