@@ -1157,9 +1157,10 @@ class MaxPool2dOp(PoolOp):
 
     Indices[n, c, oh, ow] is the flat row-major index into the whole input
     ((n * C + c) * H + h) * W + w of the first largest element of the window
-    (padding never wins). maxpool2d_grad only reads an index modulo H * W, so
-    a tile over batch or channels, which numbers from its own first plane,
-    gives the same gradient."""
+    (padding never wins). A tile (tiling-materialize) carries its origin in
+    the whole input (`origin`: n, c, h, w) and the whole input's [C, H, W]
+    (`index_frame`), so that its Indices are those of the whole op.
+    maxpool2d_grad reads an index modulo H * W."""
 
     name = "training.maxpool2d"
     N_OUTS: ClassVar[int] = 2
