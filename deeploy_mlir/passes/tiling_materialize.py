@@ -12,6 +12,16 @@ in, the waits for them, the compute op on the tile buffers, a `dma.copy` of
 every output tile out and the waits for those (single buffering;
 `dma-multibuffer` overlaps them across tiles).
 
+Spatial tiles (conv2d, maxpool2d, avgpool2d with a tiled window, see
+tile-select): output tiles are disjoint; each input tile is the window's
+footprint of its output rows (columns), clipped to the input, so neighbours
+overlap by the halo (read twice). Runs of tiles with the same input size and
+pads are one variant (`window_parts`: usually the first, the interior and the
+last tiles); the input offset follows the output tile index (step t *
+stride), the compute op of each variant carries its tile's pads, and a
+maxpool2d tile with Indices its origin in the whole input (`origin`,
+`index_frame`: the Indices stay the whole op's).
+
 With `outer` tile sizes (operands in L3) there are two levels: per variant of
 the outer tiles, L2 stage buffers for the L3 operands and a loop marked
 `tiling.stage_loop` over the stage tiles; each stage tile fetches its L3
