@@ -15,13 +15,16 @@ from conftest import example_dirs, load_expected, run_cli, training_args
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deeploy_mlir.dialects.training import SlidingWindow
 from deeploy_mlir.passes.tile_select import (
     CostModel,
+    Halo,
     Operand,
     footprint,
     pareto_candidates,
     solve_bruteforce,
     solve_z3,
+    tile_count,
 )
 
 EXAMPLES = example_dirs()
@@ -151,6 +154,46 @@ def test_pruned_z3_matches_brute_force(problem) -> None:
     keys = [(c, n) for c, n in zip(front.cost, front.count, strict=True)]
     assert front.foot == sorted(front.foot)
     assert all(a > b for a, b in itertools.pairwise(keys))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    oh=st.integers(1, 9),
+    kh=st.integers(1, 4),
+    stride=st.integers(1, 3),
+    pads=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    channels=st.integers(1, 6),
+    budget_frac=st.floats(0.05, 1.0),
+)
+def test_pruned_z3_matches_brute_force_with_halos(
+    oh: int, kh: int, stride: int, pads: tuple[int, int], channels: int, budget_frac: float
+) -> None:
+    """A 1-D conv-shaped problem whose output rows tile with halos: loop dims
+    (out channel, out row, tap, in row); the input row tile follows the
+    output row tile, and the front keeps the brute-force optimum."""
+    ih = max(1, (oh - 1) * stride + kh - pads[0] - pads[1])
+    w = SlidingWindow(1, 2, 3, stride, 1, pads[0], pads[1])
+    dims = [channels, oh, kh, ih]
+    hs = (Halo(1, 3, w, tuple(dims)),)
+    ops = [
+        Operand((3,), 4, True, False),  # input row
+        Operand((0, 2), 4, True, False),  # weights
+        Operand((0, 1), 4, False, True),  # output
+    ]
+    whole = {2, 3}
+    model = CostModel(100, 8)
+    smallest = footprint([1, 1, kh, min(ih, kh)], ops, 1)
+    biggest = footprint(dims, ops, 1)
+    budget = max(smallest, round(biggest * budget_frac))
+    b = solve_bruteforce(dims, whole, ops, budget, model, hs)
+    if b is None:
+        return
+    z, proven = solve_z3(dims, whole, ops, budget, model, 10_000, hs)
+    assert proven and footprint(z, ops, 1) <= budget
+    assert z[3] == w.in_tile(dims, z[1])
+    assert (model.cycles(dims, z, ops, hs), tile_count(dims, z, hs)) == pytest.approx(
+        (model.cycles(dims, b, ops, hs), tile_count(dims, b, hs))
+    )
 
 
 def test_cost_model_by_hand() -> None:

@@ -81,6 +81,12 @@ class TiledOp(IRDLOperation):
             raise VerifyException(
                 f"expects {len(space.dims)} outer (L3 -> L2) tile sizes, got {len(outer)}"
             )
+        for w in space.tiled_windows():
+            if outer[w.out_dim] != space.dims[w.out_dim]:
+                raise VerifyException(
+                    f"outer (L3 -> L2) tiles keep the spatial dims whole: dim {w.out_dim} must be "
+                    f"{space.dims[w.out_dim]}, got {outer[w.out_dim]}"
+                )
         for d, (t, o, n) in enumerate(zip(tiles, outer, space.dims, strict=True)):
             if not t <= o <= n:
                 raise VerifyException(
@@ -104,6 +110,14 @@ class TiledOp(IRDLOperation):
                 f"expects {len(space.dims)} tile sizes (one per loop dim of {op.name}), got "
                 f"{len(tiles)}"
             )
+        for w in space.tiled_windows():
+            want = w.in_tile(space.dims, tiles[w.out_dim])
+            if tiles[w.in_dim] != want:
+                raise VerifyException(
+                    f"tile size {tiles[w.in_dim]} of dim {w.in_dim} must be {want}: the input "
+                    f"rows (columns) that {tiles[w.out_dim]} outputs of dim {w.out_dim} read "
+                    "(the tile and its halo)"
+                )
         for d, (t, n) in enumerate(zip(tiles, space.dims, strict=True)):
             if not 1 <= t <= n:
                 raise VerifyException(f"tile size {t} of dim {d} is outside [1, {n}]")

@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float32Type,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -165,6 +166,13 @@ class IterationSpace:
     #: output position and a kernel tap; see `SlidingWindow`
     windows: tuple[SlidingWindow, ...] = ()
 
+    def tiled_windows(self) -> tuple[SlidingWindow, ...]:
+        """The windows whose output dim may tile (it is neither whole nor a
+        reduction dim): their input dim is then not free but follows from the
+        output tile (`SlidingWindow.in_tile`, the tile plus its halo)."""
+        fixed = self.whole | self.reduction
+        return tuple(w for w in self.windows if w.out_dim not in fixed)
+
 
 @dataclass(frozen=True)
 class SlidingWindow:
@@ -189,6 +197,32 @@ class SlidingWindow:
         """out * stride + tap * dilation - pad_before, over the op's loop dims."""
         d = AffineExpr.dimension
         return d(self.out_dim) * self.stride + d(self.tap_dim) * self.dilation - self.pad_before
+
+    def extent(self, dims: Sequence[int]) -> int:
+        """The input positions one window spans, for loop dims of sizes `dims`."""
+        return (dims[self.tap_dim] - 1) * self.dilation + 1
+
+    def in_tile(self, dims: Sequence[int], t: int) -> int:
+        """The input tile of an output tile of `t` positions: the whole input
+        for the whole output, else the window's footprint (t - 1) * stride +
+        extent (the tile and its halo), at most the input."""
+        if t >= dims[self.out_dim]:
+            return dims[self.in_dim]
+        return min(dims[self.in_dim], (t - 1) * self.stride + self.extent(dims))
+
+    def span(self, dims: Sequence[int], first: int, t: int) -> tuple[int, int, int, int]:
+        """(input start, input size, pad before, pad after) of the output
+        positions [first, first + t): the footprint clipped to the input (the
+        padding is not stored) and the padding the clipping leaves on each
+        side, so that the tile is again a window op with `t` outputs. The
+        whole output keeps the whole input and the op's own pads."""
+        n_in = dims[self.in_dim]
+        if first == 0 and t >= dims[self.out_dim]:
+            return 0, n_in, self.pad_before, self.pad_after
+        start = first * self.stride - self.pad_before
+        end = start + (t - 1) * self.stride + self.extent(dims)
+        lo, hi = max(0, start), min(n_in, end)
+        return lo, hi - lo, lo - start, end - hi
 
 
 class IterationSpaceInterface(ABC):
@@ -771,6 +805,17 @@ class Window2d:
     def extent(self, axis: int) -> int:
         return (self.kernel[axis] - 1) * self.dilations[axis] + 1
 
+    def tileable(self, axis: int) -> bool:
+        """Whether the output may tile along `axis` (spatial tiles with halos):
+        when each pad is smaller than the window's extent every window reads
+        some input, so every tile's input is at least one row (column)."""
+        ext = self.extent(axis)
+        return self.pads[axis] < ext and self.pads[axis + 2] < ext
+
+    def spatial_whole(self, out_dims: tuple[int, int], in_dims: tuple[int, int]) -> set[int]:
+        """The output and input dims of the axes that may not tile."""
+        return {d for a in (0, 1) if not self.tileable(a) for d in (out_dims[a], in_dims[a])}
+
     def out_size(self, hw: tuple[int, int]) -> tuple[int, int]:
         """Output size over an input of size hw (floor division, ONNX's
         ceil_mode = 0); raises when the kernel does not fit the padded input."""
@@ -898,9 +943,14 @@ class ConvGeometry:
             return CONV_CG
         return CONV_M if self.depthwise else CONV_IC
 
-    def space(self, roles: Sequence[str], reduction: set[int]) -> IterationSpace:
+    def space(
+        self, roles: Sequence[str], reduction: set[int], spatial: bool = False
+    ) -> IterationSpace:
         """The iteration space for operands playing `roles` (X, W, B, Y and
-        their gradients dX, dW, dB, dY), in order."""
+        their gradients dX, dW, dB, dY), in order. With `spatial` (the
+        forward) the output rows and columns may tile, the input's following
+        them with a halo (`IterationSpace.tiled_windows`); else the spatial
+        dims stay whole."""
         xc = self.x_channel_dim
         index: dict[str, tuple[int, ...]] = {
             "X": (CONV_N, xc, CONV_IH, CONV_IW),
@@ -910,6 +960,10 @@ class ConvGeometry:
         }
         dims = [self.n, self.m, self.cg, self.oh, self.ow, self.kh, self.kw, self.h, self.w]
         whole = set(CONV_SPATIAL)
+        if spatial:
+            whole = {CONV_KH, CONV_KW} | self.window.spatial_whole(
+                (CONV_OH, CONV_OW), (CONV_IH, CONV_IW)
+            )
         if xc == CONV_IC:
             # a tile of channels would cut across groups
             dims.append(self.c)
@@ -973,7 +1027,7 @@ class Conv2dOp(ConvOp):
 
     def iteration_space(self) -> IterationSpace:
         roles = [*("X", "W", "B")[: len(self.ins)], "Y"]
-        return self.geometry().space(roles, {CONV_CG, CONV_KH, CONV_KW})
+        return self.geometry().space(roles, {CONV_CG, CONV_KH, CONV_KW}, spatial=True)
 
 
 CONV_GRADS = ("dX", "dW", "dB")
@@ -1078,6 +1132,9 @@ class PoolOp(WindowedOp, ABC):
         reduction = {POOL_KH, POOL_KW} | ({POOL_OH, POOL_OW} if grad else set())
         windows = win.sliding((POOL_OH, POOL_OW), (POOL_KH, POOL_KW), (POOL_IH, POOL_IW))
         whole = {POOL_OH, POOL_OW, POOL_KH, POOL_KW, POOL_IH, POOL_IW}
+        if not grad:
+            # the forward tiles its output rows and columns (inputs with halos)
+            whole = {POOL_KH, POOL_KW} | win.spatial_whole((POOL_OH, POOL_OW), (POOL_IH, POOL_IW))
         return _space(dims, operands, whole, reduction, windows)
 
     def grad_shapes(self, dy: Sequence[int]) -> list[tuple[int, ...]]:
@@ -1100,16 +1157,54 @@ class MaxPool2dOp(PoolOp):
 
     Indices[n, c, oh, ow] is the flat row-major index into the whole input
     ((n * C + c) * H + h) * W + w of the first largest element of the window
-    (padding never wins). maxpool2d_grad only reads an index modulo H * W, so
-    a tile over batch or channels, which numbers from its own first plane,
-    gives the same gradient."""
+    (padding never wins). A tile (tiling-materialize) carries its origin in
+    the whole input (`origin`: n, c, h, w) and the whole input's [C, H, W]
+    (`index_frame`), so that its Indices are those of the whole op.
+    maxpool2d_grad reads an index modulo H * W."""
 
     name = "training.maxpool2d"
     N_OUTS: ClassVar[int] = 2
     dilations = prop_def(DenseArrayBase.constr(i64), default_value=_i64s(1, 1))
+    #: a tile of a larger maxpool2d: where its input starts in the whole input
+    #: (n, c, h, w; index values, set per tile by tiling-materialize; after
+    #: ins and outs, which are declared again to keep that operand order) ...
+    ins = var_operand_def()
+    outs = var_operand_def()
+    origin = var_operand_def(IndexType())
+    #: ... and the whole input's [C, H, W], so that Indices number the whole input
+    index_frame = opt_prop_def(DenseArrayBase.constr(i64))
+
+    assembly_format = (
+        "`ins` `(` $ins `:` type($ins) `)` (`outs` `(` $outs^ `:` type($outs) `)`)? "
+        "(`origin` `(` $origin^ `)`)? attr-dict (`->` type($res)^)?"
+    )
+
+    def __init__(
+        self,
+        ins: Sequence[SSAValue | Operation],
+        result_types: Sequence[Attribute] = (),
+        outs: Sequence[SSAValue | Operation] = (),
+        properties: Mapping[str, Attribute | None] | None = None,
+        origin: Sequence[SSAValue | Operation] = (),
+    ):
+        props = {k: v for k, v in (properties or {}).items() if v is not None}
+        IRDLOperation.__init__(
+            self,
+            operands=[list(ins), list(outs), list(origin)],
+            result_types=[list(result_types)],
+            properties=props,
+        )
 
     def dilation_prop(self) -> DenseArrayBase | None:
         return self.dilations
+
+    def frame(self) -> tuple[int, int, int]:
+        """[C, H, W] of the input the Indices count in (the op's own unless a tile)."""
+        if self.index_frame is None:
+            _, c, h, w = shape_of(self.ins[0].type)
+            return c, h, w
+        c, h, w = (int(v) for v in self.index_frame.get_values())
+        return c, h, w
 
     def n_outs(self) -> int:
         n = len(self.output_types())
@@ -1121,6 +1216,21 @@ class MaxPool2dOp(PoolOp):
             form = "outs" if self.is_buffer_form else "results"
             raise VerifyException(f"expects 1 or 2 {form} (Y, then optionally Indices), got {n}")
         super().verify_()
+        if len(self.origin) not in (0, 4) or (len(self.origin) == 4) != (
+            self.index_frame is not None
+        ):
+            raise VerifyException(
+                "a tile's origin (4 index values: n, c, h, w) and index_frame ([C, H, W] of "
+                "the whole input) come together"
+            )
+        if self.index_frame is not None:
+            frame = tuple(int(v) for v in self.index_frame.get_values())
+            _, c, h, w = shape_of(self.ins[0].type)
+            if len(frame) != 3 or any(f < t for f, t in zip(frame, (c, h, w), strict=False)):
+                raise VerifyException(
+                    f"index_frame must be [C, H, W] of the whole input, at least the tile's "
+                    f"{[c, h, w]}, got {list(frame)}"
+                )
 
     def output_elem_types(self) -> list[Attribute]:
         return [f32, i64][: self.n_outs()]

@@ -432,6 +432,12 @@ def conv_pool_calls(op: T.TrainingComputeOp, cx: _FnCtx) -> list[KernelCall]:
             idx = p(outs[1]) if len(outs) == 2 else "NULL"
             f = [(".X", p(ins[0])), (".Y", p(outs[0])), (".indices", idx)]
             f += _pool_fields(op, x, y)
+            if isinstance(op, T.MaxPool2dOp) and len(outs) == 2 and len(op.origin) == 4:
+                # a tile: Indices count in the whole input, from the tile's origin
+                fc, fh, fw = op.frame()
+                f += [(".tile_ch", _u32(x[1]))]
+                f += [(f".frame_{k}", _u32(v)) for k, v in zip("chw", (fc, fh, fw), strict=True)]
+                f += [(f".org_{k}", p(v)) for k, v in zip("nchw", op.origin, strict=True)]
             kernel = "dm_maxpool2d_fp32" if isinstance(op, T.MaxPool2dOp) else "dm_avgpool2d_fp32"
             return [KernelCall(kernel, "dm_pool2d_args_t", f, note)]
         case T.MaxPool2dGradOp() | T.AvgPool2dGradOp():
@@ -865,7 +871,7 @@ class Project:
                 case func.ReturnOp() | scf.YieldOp():
                     pass
                 case T.TrainingComputeOp():
-                    if any(_level(v.type) == "L3" for v in op.operands):
+                    if any(_level(v.type) == "L3" for v in (*op.ins, *op.outs)):
                         raise DeeployError(
                             f"{op.name} reads or writes L3 directly; kernels run on L2/L1 "
                             "buffers (run memory-home to stage L3 tensors through L2)"

@@ -83,11 +83,12 @@ class TrainingFunctions(InterpreterFunctions):
         self.globals = globals_ or {}
 
     def _compute(self, op: T.TrainingComputeOp, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        n_in = len(op.ins)
-        outs = compute(op, [np.asarray(a) for a in args[:n_in]])
+        n_in, n_out = len(op.ins), len(op.outs)
+        origin = [int(a) for a in args[n_in + n_out :]]  # a maxpool2d tile's
+        outs = compute(op, [np.asarray(a) for a in args[:n_in]], origin)
         if not op.is_buffer_form:
             return tuple(outs)
-        for dst, val in zip(args[n_in:], outs, strict=True):
+        for dst, val in zip(args[n_in : n_in + n_out], outs, strict=True):
             dst[...] = val
         return ()
 

@@ -134,14 +134,21 @@ def _conv2d_grad(op: T.Conv2dGradOp, ins: Sequence[np.ndarray]) -> list[np.ndarr
     return [out[k].astype(F32) for k in op.grads()]
 
 
-def _maxpool2d(op: T.MaxPool2dOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+def _maxpool2d(
+    op: T.MaxPool2dOp, ins: Sequence[np.ndarray], origin: Sequence[int] = ()
+) -> list[np.ndarray]:
+    """Indices count in the whole input: a tile's (`origin` and the op's
+    index_frame) start at its origin."""
     x = ins[0]
     win = op.window()
     n, c, oh, ow = op.pooled(x.shape, "X")
     h, w = x.shape[2], x.shape[3]
+    n0, c0, h0, w0 = (int(v) for v in origin) if origin else (0, 0, 0, 0)
+    fc, fh, fw = op.frame()
     best = np.zeros((n, c, oh, ow), F32)
     idx = np.full((n, c, oh, ow), -1, np.int64)
-    plane = np.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (h * w)
+    planes = (np.arange(n, dtype=np.int64)[:, None] + n0) * fc + np.arange(c) + c0
+    base = planes.reshape(n, c, 1, 1) * fh
     for kh in range(win.kernel[0]):
         ih, hin, hc = _rows(win, 0, kh, oh, h)
         for kw in range(win.kernel[1]):
@@ -150,7 +157,8 @@ def _maxpool2d(op: T.MaxPool2dOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]
             # the first valid tap, then any strictly larger one, wins
             take = (hin[:, None] & w_in[None, :]) & ((idx < 0) | (vals > best))
             best = np.where(take, vals, best)
-            idx = np.where(take, plane + (ih[:, None] * w + iw[None, :]), idx)
+            at = (base + (ih[:, None] + h0)) * fw + (iw[None, :] + w0)
+            idx = np.where(take, at, idx)
     return [best.astype(F32), idx][: op.n_outs()]
 
 
@@ -212,14 +220,16 @@ def _global_avgpool_grad(op: T.GlobalAvgPoolGradOp, ins: Sequence[np.ndarray]) -
     return [np.broadcast_to(ins[0].astype(F32) / size, dx_shape).astype(F32)]
 
 
-def _windowed(op: T.TrainingComputeOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
+def _windowed(
+    op: T.TrainingComputeOp, ins: Sequence[np.ndarray], origin: Sequence[int] = ()
+) -> list[np.ndarray]:
     match op:
         case T.Conv2dOp():
             return _conv2d(op, ins)
         case T.Conv2dGradOp():
             return _conv2d_grad(op, ins)
         case T.MaxPool2dOp():
-            return _maxpool2d(op, ins)
+            return _maxpool2d(op, ins, origin)
         case T.MaxPool2dGradOp():
             return _maxpool2d_grad(op, ins)
         case T.AvgPool2dOp():
@@ -338,8 +348,11 @@ def _transformer(op: T.TrainingComputeOp, ins: Sequence[np.ndarray]) -> list[np.
             raise NotImplementedError(f"no reference semantics for {op.name}")
 
 
-def compute(op: T.TrainingComputeOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """The outputs of `op` for input arrays `ins` (new arrays, inputs untouched)."""
+def compute(
+    op: T.TrainingComputeOp, ins: Sequence[np.ndarray], origin: Sequence[int] = ()
+) -> list[np.ndarray]:
+    """The outputs of `op` for input arrays `ins` (new arrays, inputs untouched);
+    `origin`: a maxpool2d tile's origin operands."""
     match op:
         case T.GemmOp():
             return _gemm(op, ins)
@@ -366,6 +379,6 @@ def compute(op: T.TrainingComputeOp, ins: Sequence[np.ndarray]) -> list[np.ndarr
         case T.ReshapeOp():
             return [ins[0].reshape(op.infer_shapes()[0]).copy()]
         case T.WindowedOp() | T.GlobalAvgPoolOp() | T.GlobalAvgPoolGradOp():
-            return _windowed(op, ins)
+            return _windowed(op, ins, origin)
         case _:
             return _transformer(op, ins)

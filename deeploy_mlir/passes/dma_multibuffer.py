@@ -219,14 +219,15 @@ class DmaMultibuffer(ModulePass):
         _wait_previous(b, iv, n, trip, reqs_out, slot)
         # compute on the slots
         props = {k: p for k, p in compute.properties.items() if k != "operandSegmentSizes"}
-        new = b.insert(
-            type(compute)(
-                [views.get(v, v) for v in compute.ins],
-                (),
-                [views.get(v, v) for v in compute.outs],
-                properties=props,
+        ins_v = [views.get(v, v) for v in compute.ins]
+        outs_v = [views.get(v, v) for v in compute.outs]
+        if isinstance(compute, T.MaxPool2dOp) and compute.origin:
+            # a maxpool2d tile keeps its origin (the loop's index values)
+            new = b.insert(
+                T.MaxPool2dOp(ins_v, (), outs_v, properties=props, origin=list(compute.origin))
             )
-        )
+        else:
+            new = b.insert(type(compute)(ins_v, (), outs_v, properties=props))
         new.attributes.update(compute.attributes)
         Rewriter.erase_op(compute)
         for c, r in zip(outs, reqs_out, strict=True):

@@ -6,6 +6,13 @@ of all its operands, times the buffer count, fit the L1 budget. Dims the op
 needs whole (softmax class dim, reduction dims) stay whole; the last tile of
 a dim may be ragged.
 
+Spatial tiles with halos: the output rows and columns of conv2d, maxpool2d and
+avgpool2d may tile; the input tile is then the window's footprint, (t - 1) *
+stride + dilation * (k - 1) + 1 rows for t output rows (`Halo`), which the
+footprint and the cycles count. They are offered only when the op does not fit
+otherwise: first with whole planes (the problem of an op that fits stays as
+small as before), then with rows free, then rows and columns.
+
 The objective is the estimated cycles of the op's tile loop: per tile, one
 transfer per operand tile (setup cycles each) plus the tile bytes over the
 bandwidth; ties go to fewer, larger tiles. Z3 solves it (per op, with a time
@@ -98,9 +105,52 @@ def tile_operands(
 
 
 def whole_dims(op: T.TrainingComputeOp) -> set[int]:
+    """The dims the op keeps whole, and the input dims of its tiled windows
+    (they follow their output dim: see `Halo`)."""
     assert isinstance(op, T.IterationSpaceInterface)
     space = op.iteration_space()
-    return set(space.whole) | set(space.reduction)
+    derived = {w.in_dim for w in space.tiled_windows()}
+    return set(space.whole) | set(space.reduction) | derived
+
+
+@dataclass(frozen=True)
+class Halo:
+    """A sliding window whose output dim tiles: the input dim's tile is the
+    output tile's footprint, (t - 1) * stride + extent rows (the tile and its
+    halo; the whole input for the whole output), at most the input. Border
+    tiles read fewer rows (the padding is not stored), so this is the largest."""
+
+    out_dim: int
+    in_dim: int
+    window: T.SlidingWindow
+    dims: tuple[int, ...]
+
+    def apply(self, tiles: list[int]) -> None:
+        tiles[self.in_dim] = self.window.in_tile(self.dims, tiles[self.out_dim])
+
+
+def halos(op: T.TrainingComputeOp, dims: Sequence[int]) -> tuple[Halo, ...]:
+    """The halos of `op` over loop dims of sizes `dims`."""
+    assert isinstance(op, T.IterationSpaceInterface)
+    return tuple(
+        Halo(w.out_dim, w.in_dim, w, tuple(dims)) for w in op.iteration_space().tiled_windows()
+    )
+
+
+def with_halos(tiles: Sequence[int], hs: Sequence[Halo]) -> list[int]:
+    out = list(tiles)
+    for h in hs:
+        h.apply(out)
+    return out
+
+
+def tile_count(dims: Sequence[int], tiles: Sequence[int], hs: Sequence[Halo] = ()) -> int:
+    """Tiles of the loop nest (an input dim that follows its window's output
+    dim adds none)."""
+    derived = {h.in_dim for h in hs}
+    return math.prod(
+        -(-n // t) for d, (n, t) in enumerate(zip(dims, tiles, strict=True)) if d not in derived
+    )
 
 
 @dataclass(frozen=True)
@@ -108,8 +158,15 @@ class CostModel:
     setup: int = 100  # cycles per transfer
     bandwidth: int = 8  # bytes per cycle
 
-    def cycles(self, dims: Sequence[int], tiles: Sequence[int], ops: Sequence[Operand]) -> float:
-        n = math.prod(-(-d // t) for d, t in zip(dims, tiles, strict=True))
+    def cycles(
+        self,
+        dims: Sequence[int],
+        tiles: Sequence[int],
+        ops: Sequence[Operand],
+        hs: Sequence[Halo] = (),
+    ) -> float:
+        """Per tile, the transfers of its operand tiles (halos included)."""
+        n = tile_count(dims, tiles, hs)
         per_tile = 0.0
         for o in ops:
             moves = int(o.copy_in) + int(o.copy_out)
@@ -160,10 +217,15 @@ class Candidates:
 
 
 def pareto_candidates(
-    dims: Sequence[int], whole: set[int], ops: Sequence[Operand], model: CostModel
+    dims: Sequence[int],
+    whole: set[int],
+    ops: Sequence[Operand],
+    model: CostModel,
+    hs: Sequence[Halo] = (),
 ) -> Candidates:
     """Every combination of candidate sizes, scored in numpy, reduced to the
-    (footprint, objective) front."""
+    (footprint, objective) front. The input dim of each halo follows its
+    output dim's tile (it is in `whole`, and its column is overwritten)."""
     import numpy as np
 
     per_dim = [[size] if d in whole else candidates(size) for d, size in enumerate(dims)]
@@ -174,8 +236,16 @@ def pareto_candidates(
         per_dim[widest] = _thin(per_dim[widest], max(2, len(per_dim[widest]) // 2))
     grids = np.meshgrid(*[np.asarray(c, dtype=np.int64) for c in per_dim], indexing="ij")
     t = np.stack([g.reshape(-1) for g in grids], axis=1)  # combos x dims
+    for h in hs:
+        sizes = [int(v) for v in np.unique(t[:, h.out_dim])]
+        lookup = np.zeros(max(sizes) + 1, dtype=np.int64)
+        for v in sizes:
+            lookup[v] = with_halos([*dims[: h.out_dim], v, *dims[h.out_dim + 1 :]], [h])[h.in_dim]
+        t[:, h.in_dim] = lookup[t[:, h.out_dim]]
     n = np.asarray(dims, dtype=np.int64)
-    count = np.prod(-(-n // t), axis=1)
+    derived = {h.in_dim for h in hs}
+    counted = [d for d in range(len(dims)) if d not in derived]
+    count = np.prod(-(-n[counted] // t[:, counted]), axis=1)
     foot = np.zeros(len(t), dtype=np.int64)
     per_tile = np.zeros(len(t), dtype=np.int64)  # cycles x bandwidth of one tile
     for o in ops:
@@ -213,8 +283,11 @@ def solve_z3(
     budget: int,
     model: CostModel,
     timeout_ms: int,
+    hs: Sequence[Halo] = (),
 ) -> tuple[list[int], bool]:
-    """(tiles, proven optimal).
+    """(tiles, proven optimal). The input dims of `hs` are not chosen: each
+    combination sets them from its output tiles (footprint and cycles then
+    count the halos).
 
     Each dim's tile size ranges over its candidates (the smallest size per
     tile count); each combination on the (footprint, objective) front
@@ -225,7 +298,7 @@ def solve_z3(
     candidates and the result is reported as not proven."""
     import z3
 
-    c = pareto_candidates(dims, whole, ops, model)
+    c = pareto_candidates(dims, whole, ops, model, hs)
     opt = z3.Optimize()
     opt.set("timeout", timeout_ms)
     pick = [z3.Bool(f"c{i}") for i in range(len(c.tiles))]
@@ -243,25 +316,27 @@ def solve_z3(
     try:
         m = opt.model()  # after a timeout: the best model found so far
     except z3.Z3Exception:
-        return [size if d in whole else 1 for d, size in enumerate(dims)], False
+        return with_halos([size if d in whole else 1 for d, size in enumerate(dims)], hs), False
     chosen = next(i for i, b in enumerate(pick) if z3.is_true(m.eval(b, model_completion=True)))
     return c.tiles[chosen], c.complete and r == z3.sat
 
 
 def solve_bruteforce(
-    dims: Sequence[int], whole: set[int], ops: Sequence[Operand], budget: int, model: CostModel
+    dims: Sequence[int],
+    whole: set[int],
+    ops: Sequence[Operand],
+    budget: int,
+    model: CostModel,
+    hs: Sequence[Halo] = (),
 ) -> list[int] | None:
     """Every combination of tile sizes (for tests on small ops)."""
     best: tuple[float, int, list[int]] | None = None
     ranges = [[size] if d in whole else range(1, size + 1) for d, size in enumerate(dims)]
     for combo in itertools.product(*ranges):
-        tiles = list(combo)
+        tiles = with_halos(combo, hs)
         if footprint(tiles, ops, 1) > budget:
             continue
-        key = (
-            model.cycles(dims, tiles, ops),
-            math.prod(-(-a // b) for a, b in zip(dims, tiles, strict=True)),
-        )
+        key = (model.cycles(dims, tiles, ops, hs), tile_count(dims, tiles, hs))
         if best is None or key < best[:2]:
             best = (key[0], key[1], tiles)
     return None if best is None else best[2]
@@ -372,10 +447,12 @@ class TileSelect(ModulePass):
         ops3 = tile_operands(o, in_l3)
         if not ops3:
             return None, self.l3_buffers
-        dims = list(o.iteration_space().dims)
+        space = o.iteration_space()
+        dims = list(space.dims)
         if stage_budget is None or footprint(dims, ops3, self.l3_buffers) <= stage_budget:
             return dims, self.l3_buffers
-        whole = whole_dims(o)
+        # stage tiles keep the spatial dims whole (L1 tiles may still split them)
+        whole = whole_dims(o) | {w.out_dim for w in space.tiled_windows()}
         smallest = [size if d in whole else 1 for d, size in enumerate(dims)]
         buffers = self.l3_buffers
         if footprint(smallest, ops3, buffers) > stage_budget:
@@ -402,8 +479,8 @@ class TileSelect(ModulePass):
     ) -> tuple[list[int], bool]:
         """L1 tiles; with `outer`, tiles of one L2 stage tile (at most its sizes)."""
         assert isinstance(o, T.IterationSpaceInterface)
-        dims = list(o.iteration_space().dims) if outer is None else list(outer)
-        whole = whole_dims(o)
+        space = o.iteration_space()
+        dims = list(space.dims) if outer is None else list(outer)
         ops = tile_operands(o)
         budget = self.l1 // self.buffers
         if self.solver == "untiled":
@@ -414,15 +491,25 @@ class TileSelect(ModulePass):
                     f"{self.l1} bytes"
                 )
             return dims, True
-        smallest = [size if d in whole else 1 for d, size in enumerate(dims)]
-        need = footprint(smallest, ops, self.buffers)
-        if need > self.l1:
+        hs = halos(o, dims)
+        # Spatial tiles only when needed, rows before columns: the problem of
+        # an op that fits with whole planes stays as small as without halos.
+        windows = space.tiled_windows()
+        need = 0
+        for k in range(len(windows) + 1):
+            whole = whole_dims(o) | {w.out_dim for w in windows[k:]}
+            smallest = with_halos([size if d in whole else 1 for d, size in enumerate(dims)], hs)
+            need = footprint(smallest, ops, self.buffers)
+            if need <= self.l1:
+                break
+        else:
+            spatial = ", spatial ones with their halos" if windows else ""
             raise DeeployError(
-                f"{where} ({o.name}) needs at least {need} bytes of L1 (smallest tiles, "
+                f"{where} ({o.name}) needs at least {need} bytes of L1 (smallest tiles{spatial}, "
                 f"{self.buffers} buffer(s)); the L1 budget is {self.l1} bytes"
             )
-        key = (tuple(dims), frozenset(whole), tuple(ops), budget, model)
+        key = (tuple(dims), frozenset(whole), tuple(ops), budget, model, hs)
         if key not in self._cache:
-            self._cache[key] = solve_z3(dims, whole, ops, budget, model, self.timeout_ms)
+            self._cache[key] = solve_z3(dims, whole, ops, budget, model, self.timeout_ms, hs)
         tiles, proven = self._cache[key]
         return list(tiles), proven

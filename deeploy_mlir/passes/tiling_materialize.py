@@ -12,6 +12,16 @@ in, the waits for them, the compute op on the tile buffers, a `dma.copy` of
 every output tile out and the waits for those (single buffering;
 `dma-multibuffer` overlaps them across tiles).
 
+Spatial tiles (conv2d, maxpool2d, avgpool2d with a tiled window, see
+tile-select): output tiles are disjoint; each input tile is the window's
+footprint of its output rows (columns), clipped to the input, so neighbours
+overlap by the halo (read twice). Runs of tiles with the same input size and
+pads are one variant (`window_parts`: usually the first, the interior and the
+last tiles); the input offset follows the output tile index (step t *
+stride), the compute op of each variant carries its tile's pads, and a
+maxpool2d tile with Indices its origin in the whole input (`origin`,
+`index_frame`: the Indices stay the whole op's).
+
 With `outer` tile sizes (operands in L3) there are two levels: per variant of
 the outer tiles, L2 stage buffers for the L3 operands and a loop marked
 `tiling.stage_loop` over the stage tiles; each stage tile fetches its L3
@@ -25,20 +35,23 @@ from the tensor.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder, InsertPoint
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
     UnitAttr,
+    i64,
 )
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -58,6 +71,17 @@ class Part:
     base: int  # offset of the first tile
     size: int  # tile size
     count: int  # number of tiles
+    #: distance between tiles (0: the size); an input dim with a halo steps
+    #: by its output tile times the stride
+    step: int = 0
+    #: the input dim of a window: the output dim whose tile index it follows
+    tie: int | None = None
+    #: the input dim of a window: the padding its tiles leave (before, after)
+    pads: tuple[int, int] | None = None
+
+    @property
+    def stride(self) -> int:
+        return self.step or self.size
 
 
 def parts(n: int, t: int) -> list[Part]:
@@ -65,6 +89,63 @@ def parts(n: int, t: int) -> list[Part]:
     out = [Part(0, t, full)] if full else []
     if rem:
         out.append(Part(full * t, rem, 1))
+    return out
+
+
+def window_parts(w: T.SlidingWindow, dims: Sequence[int], t: int) -> list[tuple[Part, Part]]:
+    """The (output, input) parts of a window's dims for output tiles of `t`:
+    runs of tiles whose output size, input size and pads agree (the first and
+    last tiles, clipped at the borders, usually differ from the interior ones).
+    Output tiles are disjoint; input tiles overlap by the halo."""
+    n = dims[w.out_dim]
+    out: list[tuple[Part, Part]] = []
+    for first in range(0, n, t):
+        size = min(t, n - first)
+        lo, rows, before, after = w.span(dims, first, size)
+        if out:
+            op, ip = out[-1]
+            if (
+                (op.size, ip.size, ip.pads) == (size, rows, (before, after))
+                and first == op.base + op.count * op.size
+                and lo == ip.base + ip.count * t * w.stride
+            ):
+                out[-1] = (
+                    Part(op.base, size, op.count + 1),
+                    Part(ip.base, rows, ip.count + 1, t * w.stride, w.out_dim, ip.pads),
+                )
+                continue
+        out.append(
+            (
+                Part(first, size, 1),
+                Part(lo, rows, 1, t * w.stride, w.out_dim, (before, after)),
+            )
+        )
+    return out
+
+
+def variants(
+    space: T.IterationSpace, dims: Sequence[int], tiles: Sequence[int]
+) -> list[tuple[Part, ...]]:
+    """Every combination of parts over loop dims of sizes `dims` (the whole
+    space, or one stage tile): full and ragged parts per dim, and per tiled
+    window its border and interior runs (the input dim tied to the output)."""
+    windows = {w.out_dim: w for w in space.tiled_windows()}
+    derived = {w.in_dim for w in windows.values()}
+    units: list[list[dict[int, Part]]] = []
+    for d, (n, t) in enumerate(zip(dims, tiles, strict=True)):
+        if d in derived:
+            continue
+        w = windows.get(d)
+        if w is None:
+            units.append([{d: p} for p in parts(n, min(t, n))])
+        else:
+            units.append([{d: o, w.in_dim: i} for o, i in window_parts(w, dims, min(t, n))])
+    out: list[tuple[Part, ...]] = []
+    for combo in itertools.product(*units):
+        merged: dict[int, Part] = {}
+        for u in combo:
+            merged.update(u)
+        out.append(tuple(merged[d] for d in range(len(dims))))
     return out
 
 
@@ -78,13 +159,14 @@ def _tile_loop(
     """One loop over all tiles of the variant (none for a single tile), its
     index split into the per-dim tile offsets. Returns a builder inside the
     loop and the offset of each dim (an int where it is constant)."""
-    looped = [d for d, p in enumerate(variant) if p.count > 1]
+    looped = [d for d, p in enumerate(variant) if p.count > 1 and p.tie is None]
     total = 1
     for d in looped:
         total *= variant[d].count
     offsets: list[SSAValue | int] = [p.base for p in variant]
     if not looped:
         return b, offsets
+    index: dict[int, SSAValue] = {}
     lb, ub, one = _index(b, 0), _index(b, total), _index(b, 1)
     end = scf.YieldOp()
     body = Block([end], arg_types=[IndexType()])
@@ -100,12 +182,57 @@ def _tile_loop(
             idx = b.insert(arith.DivUIOp(idx, _index(b, inner_count))).result
         if inner_count * p.count < total:
             idx = b.insert(arith.RemUIOp(idx, _index(b, p.count))).result
-        off = b.insert(arith.MuliOp(idx, _index(b, p.size))).result
-        if p.base:
-            off = b.insert(arith.AddiOp(off, _index(b, p.base))).result
-        offsets[d] = off
+        index[d] = idx
+        offsets[d] = _offset(b, idx, p)
         inner_count *= p.count
+    for d, p in enumerate(variant):
+        if p.count > 1 and p.tie is not None:
+            # a window's input dim steps with its output dim's tile index
+            offsets[d] = _offset(b, index[p.tie], p)
     return b, offsets
+
+
+def _offset(b: Builder, idx: SSAValue, p: Part) -> SSAValue:
+    """The offset of tile `idx` of part `p`: base + idx * stride."""
+    off = b.insert(arith.MuliOp(idx, _index(b, p.stride))).result
+    if p.base:
+        off = b.insert(arith.AddiOp(off, _index(b, p.base))).result
+    return off
+
+
+def _tile_pads(op: T.WindowedOp, variant: tuple[Part, ...]) -> dict[str, Attribute]:
+    """The pads of a tile of a window op (top, left, bottom, right): along a
+    tiled window, what its input tiles leave; else the op's own."""
+    assert isinstance(op, T.IterationSpaceInterface)
+    space = op.iteration_space()
+    pads = [int(v) for v in op.pads.get_values()]
+    for w in space.tiled_windows():
+        p = variant[w.in_dim].pads
+        assert p is not None
+        # the windows are (height, width); pads [top, left, bottom, right]
+        axis = space.windows.index(w)
+        pads[axis], pads[axis + 2] = p
+    return {"pads": DenseArrayBase.from_list(i64, pads)}
+
+
+def _tile_op(
+    inner: T.TrainingComputeOp,
+    variant: tuple[Part, ...],
+    ins: list[SSAValue],
+    outs: list[SSAValue],
+    origin: list[SSAValue],
+) -> T.TrainingComputeOp:
+    """The compute op of one tile: the op on the tile buffers, a window op
+    with its tile's pads, a maxpool2d tile with its origin in the whole input
+    and that input's [C, H, W] (its Indices count in the whole input)."""
+    props = {k: p for k, p in inner.properties.items() if k != "operandSegmentSizes"}
+    if isinstance(inner, T.WindowedOp):
+        props.update(_tile_pads(inner, variant))
+    if origin:
+        assert isinstance(inner, T.MaxPool2dOp)
+        props["index_frame"] = DenseArrayBase.from_list(i64, T.shape_of(inner.ins[0].type)[1:])
+        return T.MaxPool2dOp(ins, (), outs, properties=props, origin=origin)
+    return type(inner)(ins, (), outs, properties=props)
 
 
 Key = tuple[SSAValue, tuple[int | None, ...]]
@@ -155,9 +282,7 @@ class TilingMaterialize(ModulePass):
         if outer_sizes is None:
             srcs = {(v, d): _Source(v, False) for v, d in zip(values, dims_of, strict=True)}
             zero: list[Offset] = [0] * len(space.dims)
-            for variant in itertools.product(
-                *[parts(n, t) for n, t in zip(space.dims, tiles, strict=True)]
-            ):
+            for variant in variants(space, space.dims, tiles):
                 bufs = self._alloc_tiles(outer, variant, values, dims_of, tiled.level.data)
                 self._nest(outer, variant, inner, values, dims_of, n_in, bufs, srcs, zero)
         else:
@@ -216,9 +341,9 @@ class TilingMaterialize(ModulePass):
             *[parts(n, t) for n, t in zip(space.dims, outer_sizes, strict=True)]
         ):
             stages = self._alloc_tiles(b, ovar, values, dims_of, "L2", staged, "_stage")
-            ivars = itertools.product(
-                *[parts(p.size, min(t, p.size)) for p, t in zip(ovar, tiles, strict=True)]
-            )
+            # stage tiles keep the spatial dims whole (tile-select), so the
+            # windows of the L1 tiles within one are those of the whole op
+            ivars = variants(space, [p.size for p in ovar], tiles)
             lb, base = _tile_loop(b, ovar, STAGE_LOOP)
             loop = lb.insertion_point.block.parent_op()
             if isinstance(loop, scf.ForOp) and STAGE_BUFFERS in tiled.attributes:
@@ -320,8 +445,15 @@ class TilingMaterialize(ModulePass):
             b.insert(dma.WaitOp(t))
         ins = [bufs[(v, d)] for v, d in zip(values[:n_in], dims_of[:n_in], strict=True)]
         outs = [bufs[(v, d)] for v, d in zip(values[n_in:], dims_of[n_in:], strict=True)]
-        props = {k: p for k, p in inner.properties.items() if k != "operandSegmentSizes"}
-        b.insert(type(inner)(ins, (), outs, properties=props))
+        origin: list[SSAValue] = []
+        if isinstance(inner, T.MaxPool2dOp) and len(inner.outs) == 2 and not inner.origin:
+            if T.shape_of(ins[0].type) != T.shape_of(values[0].type):
+                # Indices number the whole input: the tile's origin in it
+                origin = [
+                    const(o) if isinstance(o, int) else o
+                    for o in (0 if d is None else _add(b, base[d], offsets[d]) for d in dims_of[0])
+                ]
+        b.insert(_tile_op(inner, variant, ins, outs, origin))
         tokens = []
         for v, dims in zip(values[n_in:], dims_of[n_in:], strict=True):
             tile = bufs[(v, dims)]

@@ -15,8 +15,12 @@
 
 /* dm_maxpool2d_fp32: Y = the largest element of each window (the first one in
  * row-major tap order among equals) and, unless indices is NULL, its flat
- * index into X: (p * in_h + ih) * in_w + iw for plane p (ONNX MaxPool's
- * Indices, storage_order 0).
+ * index into the whole input (ONNX MaxPool's Indices, storage_order 0):
+ * ((n * frame_c + c) * frame_h + ih) * frame_w + iw, where plane p of X is
+ * channel c = org_c + p % tile_ch of image n = org_n + p / tile_ch, and ih,
+ * iw count from org_h, org_w: X may be a tile (tile_ch channels, starting at
+ * org_*) of an input of frame_c channels of frame_h x frame_w. frame_w = 0:
+ * X is the whole input, (p * in_h + ih) * in_w + iw.
  * dm_avgpool2d_fp32: Y = the sum of each window's taps inside the input
  * divided by k_h * k_w when count_include_pad, else by the number of those
  * taps; indices is unused.
@@ -28,6 +32,7 @@ typedef struct {
     uint32_t planes, in_h, in_w, out_h, out_w;
     uint32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
     uint32_t count_include_pad;
+    uint32_t tile_ch, frame_c, frame_h, frame_w, org_n, org_c, org_h, org_w;
 } dm_pool2d_args_t;
 
 /* dm_maxpool2d_grad_fp32: dX is zero but for dX[p].flat[indices[p,o] mod

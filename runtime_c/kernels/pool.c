@@ -56,16 +56,34 @@ static inline float dm_divisor(const dm_taps_t *t, const dm_win_t *w, uint32_t i
     return incl ? (float)(w->k_h * w->k_w) : (float)((t->kh1 - t->kh0) * (t->kw1 - t->kw0));
 }
 
+/* Where plane p of a maxpool's X starts in the index space of the whole
+ * input, and its row length there (see dm_maxpool2d_fp32). */
+static void dm_index_frame(const dm_pool2d_args_t *a, uint32_t p, int64_t *row0, int64_t *width)
+{
+    if (a->frame_w == 0u) {
+        *row0 = (int64_t)p * (int64_t)a->in_h;
+        *width = (int64_t)a->in_w;
+        return;
+    }
+    const int64_t n = (int64_t)(a->org_n + p / a->tile_ch);
+    const int64_t c = (int64_t)(a->org_c + p % a->tile_ch);
+    *row0 = (n * (int64_t)a->frame_c + c) * (int64_t)a->frame_h + (int64_t)a->org_h;
+    *width = (int64_t)a->frame_w;
+}
+
 void dm_maxpool2d_fp32(void *args)
 {
     const dm_pool2d_args_t *a = (const dm_pool2d_args_t *)args;
     const dm_win_t win = dm_win_fwd(a);
     const uint32_t plane = a->in_h * a->in_w;
+    const int64_t col0 = a->frame_w == 0u ? 0 : (int64_t)a->org_w;
     uint32_t r0, r1;
     dm_chunk(a->planes * a->out_h, &r0, &r1);
     for (uint32_t r = r0; r < r1; r++) {
         const uint32_t p = r / a->out_h, oh = r % a->out_h;
         const float *x = a->X + p * plane;
+        int64_t row0, width;
+        dm_index_frame(a, p, &row0, &width);
         for (uint32_t ow = 0; ow < a->out_w; ow++) {
             const dm_taps_t t = dm_taps(&win, oh, ow);
             float best = -FLT_MAX;
@@ -73,10 +91,11 @@ void dm_maxpool2d_fp32(void *args)
             for (uint32_t kh = t.kh0; kh < t.kh1; kh++) {
                 const uint32_t ih = dm_tap_h(&t, kh, a->dil_h);
                 for (uint32_t kw = t.kw0; kw < t.kw1; kw++) {
-                    const uint32_t i = ih * a->in_w + dm_tap_w(&t, kw, a->dil_w);
+                    const uint32_t iw = dm_tap_w(&t, kw, a->dil_w);
+                    const uint32_t i = ih * a->in_w + iw;
                     if (at < 0 || x[i] > best) {
                         best = x[i];
-                        at = (int64_t)p * (int64_t)plane + (int64_t)i;
+                        at = (row0 + (int64_t)ih) * width + col0 + (int64_t)iw;
                     }
                 }
             }

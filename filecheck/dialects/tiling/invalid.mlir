@@ -99,3 +99,26 @@ func.func @outer_below_tile(%x: memref<8xf32, "L3">, %y: memref<8xf32, "L2">) {
 }
 // CHECK: outer tile size 2 of dim 0 must lie in [4, 8] (at least the L1 tile, at most the dim; whole dims have whole L1 tiles)
 
+
+// -----
+
+// A conv's input rows follow its output rows: 2 output rows of a 3x3 window
+// with stride 1 read 2 - 1 + 3 = 4 input rows (the tile and its halo), not 8.
+func.func @halo(%x: memref<1x2x8x6xf32, "L2">, %w: memref<3x2x3x3xf32, "L2">, %y: memref<1x3x8x6xf32, "L2">) {
+  tiling.tiled tiles [1, 3, 2, 2, 6, 3, 3, 8, 6] {
+    training.conv2d ins(%x, %w : memref<1x2x8x6xf32, "L2">, memref<3x2x3x3xf32, "L2">) outs(%y : memref<1x3x8x6xf32, "L2">) {pads = array<i64: 1, 1, 1, 1>}
+  }
+  func.return
+}
+// CHECK: tile size 8 of dim 7 must be 4: the input rows (columns) that 2 outputs of dim 3 read (the tile and its halo)
+
+// -----
+
+// Stage (L3 -> L2) tiles keep the planes whole.
+func.func @outer_spatial(%x: memref<1x2x8x6xf32, "L3">, %w: memref<3x2x3x3xf32, "L2">, %y: memref<1x3x8x6xf32, "L2">) {
+  tiling.tiled tiles [1, 3, 2, 2, 6, 3, 3, 4, 6] attributes {outer = array<i64: 1, 3, 2, 4, 6, 3, 3, 6, 6>} {
+    training.conv2d ins(%x, %w : memref<1x2x8x6xf32, "L3">, memref<3x2x3x3xf32, "L2">) outs(%y : memref<1x3x8x6xf32, "L2">) {pads = array<i64: 1, 1, 1, 1>}
+  }
+  func.return
+}
+// CHECK: outer (L3 -> L2) tiles keep the spatial dims whole: dim 3 must be 8, got 4

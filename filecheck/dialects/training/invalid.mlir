@@ -1418,3 +1418,20 @@ func.func @reshape_count(%x: tensor<2x3xf32>) {
   %r = training.reshape ins(%x : tensor<2x3xf32>) -> tensor<7xf32>
   func.return
 }
+
+// -----
+
+// A maxpool2d tile's origin comes with the whole input's frame.
+func.func @origin_without_frame(%x: memref<1x2x6x6xf32, "L2">, %y: memref<1x2x3x3xf32, "L2">, %i: memref<1x2x3x3xi64, "L2">, %a: index) {
+  training.maxpool2d ins(%x : memref<1x2x6x6xf32, "L2">) outs(%y, %i : memref<1x2x3x3xf32, "L2">, memref<1x2x3x3xi64, "L2">) origin(%a, %a, %a, %a) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+  func.return
+}
+// CHECK: a tile's origin (4 index values: n, c, h, w) and index_frame ([C, H, W] of the whole input) come together
+
+// -----
+
+func.func @frame_too_small(%x: memref<1x2x6x6xf32, "L2">, %y: memref<1x2x3x3xf32, "L2">, %i: memref<1x2x3x3xi64, "L2">, %a: index) {
+  training.maxpool2d ins(%x : memref<1x2x6x6xf32, "L2">) outs(%y, %i : memref<1x2x3x3xf32, "L2">, memref<1x2x3x3xi64, "L2">) origin(%a, %a, %a, %a) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, index_frame = array<i64: 2, 4, 6>}
+  func.return
+}
+// CHECK: index_frame must be [C, H, W] of the whole input, at least the tile's [2, 6, 6], got [2, 4, 6]

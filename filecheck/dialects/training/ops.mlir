@@ -306,7 +306,7 @@ func.func @conv_buffer(%x: memref<2x4x8x8xf32, "L2">, %w: memref<6x4x3x3xf32, "L
 // CHECK-NEXT:  }
 
 func.func @pool_buffer(%x: memref<2x4x8x8xf32, "L2">, %y: memref<2x4x4x4xf32, "L2">, %i: memref<2x4x4x4xi64, "L2">, %dx: memref<2x4x8x8xf32, "L2">,
-                       %g: memref<2x4x1x1xf32, "L1">) {
+                       %g: memref<2x4x1x1xf32, "L1">, %c: index) {
   training.maxpool2d ins(%x : memref<2x4x8x8xf32, "L2">) outs(%y, %i : memref<2x4x4x4xf32, "L2">, memref<2x4x4x4xi64, "L2">) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
   training.maxpool2d ins(%x : memref<2x4x8x8xf32, "L2">) outs(%y : memref<2x4x4x4xf32, "L2">) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}
   training.maxpool2d_grad ins(%y, %i : memref<2x4x4x4xf32, "L2">, memref<2x4x4x4xi64, "L2">) outs(%dx : memref<2x4x8x8xf32, "L2">) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
@@ -314,10 +314,11 @@ func.func @pool_buffer(%x: memref<2x4x8x8xf32, "L2">, %y: memref<2x4x4x4xf32, "L
   training.avgpool2d_grad ins(%y : memref<2x4x4x4xf32, "L2">) outs(%dx : memref<2x4x8x8xf32, "L2">) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad}
   training.global_avgpool ins(%x : memref<2x4x8x8xf32, "L2">) outs(%g : memref<2x4x1x1xf32, "L1">)
   training.global_avgpool_grad ins(%g : memref<2x4x1x1xf32, "L1">) outs(%dx : memref<2x4x8x8xf32, "L2">)
+  training.maxpool2d ins(%x : memref<2x4x8x8xf32, "L2">) outs(%y, %i : memref<2x4x4x4xf32, "L2">, memref<2x4x4x4xi64, "L2">) origin(%c, %c, %c, %c) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, index_frame = array<i64: 8, 16, 8>}
   func.return
 }
 
-// CHECK-NEXT:  func.func @pool_buffer(%x: memref<2x4x8x8xf32, "L2">, %y: memref<2x4x4x4xf32, "L2">, %i: memref<2x4x4x4xi64, "L2">, %dx: memref<2x4x8x8xf32, "L2">, %g: memref<2x4x1x1xf32, "L1">) {
+// CHECK-NEXT:  func.func @pool_buffer(%x: memref<2x4x8x8xf32, "L2">, %y: memref<2x4x4x4xf32, "L2">, %i: memref<2x4x4x4xi64, "L2">, %dx: memref<2x4x8x8xf32, "L2">, %g: memref<2x4x1x1xf32, "L1">, %c: index) {
 // CHECK-NEXT:    training.maxpool2d ins(%x : memref<2x4x8x8xf32, "L2">) outs(%y, %i : memref<2x4x4x4xf32, "L2">, memref<2x4x4x4xi64, "L2">) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
 // CHECK-NEXT:    training.maxpool2d ins(%x : memref<2x4x8x8xf32, "L2">) outs(%y : memref<2x4x4x4xf32, "L2">) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}
 // CHECK-NEXT:    training.maxpool2d_grad ins(%y, %i : memref<2x4x4x4xf32, "L2">, memref<2x4x4x4xi64, "L2">) outs(%dx : memref<2x4x8x8xf32, "L2">) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
@@ -325,6 +326,7 @@ func.func @pool_buffer(%x: memref<2x4x8x8xf32, "L2">, %y: memref<2x4x4x4xf32, "L
 // CHECK-NEXT:    training.avgpool2d_grad ins(%y : memref<2x4x4x4xf32, "L2">) outs(%dx : memref<2x4x8x8xf32, "L2">) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad}
 // CHECK-NEXT:    training.global_avgpool ins(%x : memref<2x4x8x8xf32, "L2">) outs(%g : memref<2x4x1x1xf32, "L1">)
 // CHECK-NEXT:    training.global_avgpool_grad ins(%g : memref<2x4x1x1xf32, "L1">) outs(%dx : memref<2x4x8x8xf32, "L2">)
+// CHECK-NEXT:    training.maxpool2d ins(%x : memref<2x4x8x8xf32, "L2">) outs(%y, %i : memref<2x4x4x4xf32, "L2">, memref<2x4x4x4xi64, "L2">) origin(%c, %c, %c, %c) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, index_frame = array<i64: 8, 16, 8>}
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
 
