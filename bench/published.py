@@ -14,7 +14,8 @@ same numbers `deeploy-mlir report` prints):
 * tiled, home L2: Z3's tiles at L1 = 64,000 bytes, L2 = 1,024,000 bytes
   (tensors that do not fit go to L3), single buffered;
 * tiled, home L3: the same budgets, every tensor that lives across the step
-  in L3, staged through L2 in tiles.
+  in L3, staged through L2 in tiles;
+* tiled at L1 = 128,000 bytes (GAP9's cluster L1 is 128 KiB), home L2.
 
 A configuration that does not compile shows the compiler's one-line reason.
 """
@@ -37,6 +38,7 @@ CONFIGS: dict[str, list[str]] = {
     "untiled": ["--tiling", "untiled", "--l1", BIG, "--l2", BIG],
     "tiled, home L2": ["--l1", "64000", "--l2", "1024000", "--buffering", "single"],
     "tiled, home L3": ["--l1", "64000", "--l2", "1024000", "--buffering", "single", "--home", "L3"],
+    "tiled at L1 128,000, home L2": ["--l1", "128000", "--l2", "1024000", "--buffering", "single"],
 }
 
 #: what Deeploy publishes for the same model (bytes), where we have a figure
