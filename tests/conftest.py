@@ -41,10 +41,19 @@ def model_dirs() -> list[Path]:
     return sorted(p.parent for p in EXAMPLES.glob("*/reference.json"))
 
 
+def model_l1(d: Path) -> int:
+    """An L1 budget at which every op of model `d` fits double-buffered and
+    most ops take several tiles (the CCTs' layer_norm_grad keeps [2, 16, 16]
+    operands whole: 6,592 bytes per buffer)."""
+    return 16384 if d.name.startswith("cct") else 8192
+
+
 def training_args(d: Path) -> list[str | Path]:
     """The --data/--steps/--accum/--lr options that train example `d` the way
-    its expected.json was computed."""
-    exp = load_expected(d)
+    its expected.json (an MLP example) or reference.json (a model of
+    make_models.py) was computed."""
+    ref = d / "reference.json"
+    exp = json.loads(ref.read_text()) if ref.is_file() else load_expected(d)
     return [
         "--data",
         d / "data.npz",

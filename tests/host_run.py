@@ -30,9 +30,23 @@ HOST_CFLAGS = ("-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-DNUM_CORES=8"
 GENERATED = ("Network.c", "TrainingNetwork.c", "OptimizerNetwork.c", "harness.c")
 
 
+#: the sanitizer build of tests/test_sanitizers.py (any finding aborts)
+SANITIZE_CFLAGS = (
+    "-std=c11",
+    "-O1",
+    "-g",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-DNUM_CORES=8",
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+)
+
+
 @functools.cache
-def runtime_objects() -> tuple[Path, ...]:
-    """The runtime's object files, compiled once (two at a time)."""
+def runtime_objects(cflags: tuple[str, ...] = HOST_CFLAGS) -> tuple[Path, ...]:
+    """The runtime's object files, compiled once per flag set (two at a time)."""
     out = Path(tempfile.mkdtemp(prefix="dm-runtime-"))
     srcs = [*sorted((RUNTIME / "kernels").glob("*.c")), RUNTIME / "host" / "pmsis_host.c"]
     inc = ["-I", str(RUNTIME / "include"), "-I", str(RUNTIME / "host")]
@@ -41,7 +55,7 @@ def runtime_objects() -> tuple[Path, ...]:
     for src in srcs:
         obj = out / f"{src.stem}.o"
         objs.append(obj)
-        cmd = ["gcc", *HOST_CFLAGS, *inc, "-c", str(src), "-o", str(obj)]
+        cmd = ["gcc", *cflags, *inc, "-c", str(src), "-o", str(obj)]
         running.append(subprocess.Popen(cmd, stderr=subprocess.PIPE))
         if len(running) == 2:
             _finish(running.pop(0))
@@ -78,24 +92,32 @@ def lower(model: Path, project: Path, *options: str) -> None:
         raise AssertionError(f"deeploy-mlir lower failed ({code}): {err.getvalue().strip()}")
 
 
-def build_and_run(project: Path) -> HostRun:
+def build_and_run(project: Path, sanitize: bool = False) -> HostRun:
+    """Build the project's generated C against the session's runtime objects
+    and run it; `sanitize`: with ASan/UBSan (SANITIZE_CFLAGS), and a finding
+    is a failure."""
+    cflags = SANITIZE_CFLAGS if sanitize else HOST_CFLAGS
     exe = project / "network_fast"
     inc = ["-I", str(project), "-I", str(project / "runtime" / "include")]
     inc += ["-I", str(project / "runtime" / "host")]
     srcs = [str(project / f) for f in GENERATED]
-    objs = [str(o) for o in runtime_objects()]
+    objs = [str(o) for o in runtime_objects(cflags)]
     r = subprocess.run(
-        ["gcc", *HOST_CFLAGS, *inc, *srcs, *objs, "-o", str(exe), "-lm"],
+        ["gcc", *cflags, *inc, *srcs, *objs, "-o", str(exe), "-lm"],
         capture_output=True,
         text=True,
     )
     if r.returncode != 0:
         raise AssertionError(f"building the generated C failed:\n{r.stderr}")
     env = {k: v for k, v in os.environ.items() if not k.startswith("DM_HOST")}
+    if sanitize:
+        env |= {"ASAN_OPTIONS": "detect_leaks=1", "UBSAN_OPTIONS": "print_stacktrace=1"}
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600, env=env)
     if run.returncode != 0:
         tail = (run.stdout + run.stderr).strip().splitlines()[-5:]
         raise AssertionError(f"the program failed ({run.returncode}): " + "\n".join(tail))
+    if sanitize:
+        assert "runtime error" not in run.stderr and "AddressSanitizer" not in run.stderr
     outs, params = parse_run_output(run.stdout)
     return HostRun(
         {k: np.array(v, dtype=np.float32) for k, v in outs.items()},
@@ -105,6 +127,6 @@ def build_and_run(project: Path) -> HostRun:
     )
 
 
-def lower_and_run(model: Path, project: Path, *options: str) -> HostRun:
+def lower_and_run(model: Path, project: Path, *options: str, sanitize: bool = False) -> HostRun:
     lower(model, project, *options)
-    return build_and_run(project)
+    return build_and_run(project, sanitize)

@@ -22,7 +22,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from board_edits import edited, siracusa
-from conftest import example_dirs, load_expected, model_dirs, run_cli, training_args
+from conftest import (
+    example_dirs,
+    load_expected,
+    model_dirs,
+    model_l1,
+    run_cli,
+    training_args,
+)
 from xdsl.dialects.builtin import ModuleOp
 
 from deeploy_mlir.cost.schedule import FunctionCost
@@ -86,20 +93,13 @@ def _report(d: Path, board_name: str, l1: int | None) -> RegimeReport:
     )
 
 
-#: an L1 at which every op of the models fits double-buffered and most ops
-#: take several tiles (the CCTs' layer_norm_grad keeps [2, 16, 16] operands
-#: whole: 6,592 bytes per buffer)
-def _model_l1(d: Path) -> int:
-    return 16384 if d.name.startswith("cct") else 8192
-
-
 @pytest.mark.parametrize("d", MODELS, ids=[d.name for d in MODELS])
 def test_model_orderings_and_bounds_on_every_board(d: Path) -> None:
     """The orderings of test_orderings_and_bounds for the conv and transformer
     models: resident < spill < stream, double <= single buffering (the same
     copies and kernels), and every schedule at or above its roofline bound,
     on every shipped board (one compile per regime and schedule serves all)."""
-    modules = _small_l1_modules(d, _model_l1(d))
+    modules = _small_l1_modules(d, model_l1(d))
     for board_name in BOARDS:
         b = load_board(board_name)
 
