@@ -771,7 +771,7 @@ def _i64s(*vals: int) -> DenseArrayBase:
 def _ints(arr: DenseArrayBase, name: str, meaning: str, positive: bool) -> tuple[int, ...]:
     """The values of an i64 array property, with its count and sign checked;
     `meaning` names the values ("height, width")."""
-    vals = tuple(int(v) for v in arr.get_values())
+    vals = tuple(int(v) for v in arr.get_values())  # pyright: ignore[reportAttributeAccessIssue]
     want = len(meaning.split(", "))
     if len(vals) != want:
         raise VerifyException(f"{name} must have {want} values ({meaning}), got {len(vals)}")

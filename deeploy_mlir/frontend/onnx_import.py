@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import onnx
 from onnx import numpy_helper
-from xdsl.builder import Builder, InsertPoint
+from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 from deeploy_mlir.dialects import training as T
@@ -519,7 +520,7 @@ class _Importer:
             raise DeeployError("a constant (initializer) holds NaN or Inf")
         t = _tensor_type(arr.shape, elem)
         flat = arr.reshape(-1).tolist()
-        attr = DenseIntOrFPElementsAttr.from_list(t, flat)
+        attr = DenseIntOrFPElementsAttr.from_list(t, flat)  # pyright: ignore[reportCallIssue, reportArgumentType]
         return self.builder.insert(T.ConstantOp(attr)).result
 
     def emit(

@@ -8,6 +8,11 @@ arena is the largest number of bytes live at one time.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import z3
+
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -141,10 +146,18 @@ def plan_exact(
     m = opt.model()
     offsets = dict(g_off)
     for b in live:
-        offsets[b.name] = m.eval(off[b.name], model_completion=True).as_long()
-    size = m.eval(arena).as_long()
+        offsets[b.name] = _model_int(m, off[b.name])
+    size = _model_int(m, arena)
     proven = opt.reason_unknown() == "" or str(opt.lower(h)) == str(opt.upper(h))
     return offsets, size, proven
+
+
+def _model_int(m: z3.ModelRef, e: z3.ExprRef) -> int:
+    import z3
+
+    v = m.eval(e, model_completion=True)
+    assert isinstance(v, z3.IntNumRef), v
+    return v.as_long()
 
 
 def check_no_overlap(buffers: Sequence[Buffer], offsets: dict[str, int]) -> list[str]:

@@ -155,6 +155,7 @@ class TrainingBufferize(ModulePass):
             if isinstance(src, memref.AllocOp):
                 block.add_op(src)
                 continue
+            assert dst is not None  # only a saved temporary comes without a destination
             block.add_op(T.CopyOp([src], (), [dst]))
         block.add_op(func.ReturnOp())
         return func.FuncOp(
