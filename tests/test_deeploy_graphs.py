@@ -8,9 +8,10 @@ Configurations: untiled (each op's whole tensors in L1) and tiled at L1 =
 64,000 and 128,000 bytes with an L2 budget of 1,024,000 bytes, with L2 as the
 home level and with L3 as the home level (`--home L3`: every tensor that lives
 across the step in L3, staged through L2 in tiles), single and double
-buffered: the whole matrix for the single-op folders, Transformer_Train
-(plus L1 = 16,000 bytes, where Transformer_Train's ops are really split into
-tiles) and the CCT2 models. CCT2's second convolution (X 1x64x16x16, W
+buffered: the whole matrix for Transformer_Train (plus L1 = 16,000 bytes,
+where its ops are really split into tiles) and the CCT2 models; the single-op
+folders untiled, at 64,000 bytes home L2 double buffered and home L3 single
+buffered. CCT2's second convolution (X 1x64x16x16, W
 128x64x3x3) needs 68,864 bytes of L1 with whole input planes and its smallest
 channel tiles, more than 64,000 bytes (and than each of the two buffers at
 128,000 bytes): there tile-select splits its output rows, each input tile
@@ -61,7 +62,11 @@ for _l1 in (64000, 128000):
 EXTRA = {
     f"l1=16000-home={h}-{b}": tiled(16000, h, b) for h in ("L2", "L3") for b in ("single", "double")
 }
-CASES = [(d, c) for d in [*SINGLE_OPS, "Transformer_Train", "CCT2_LP", "CCT2_FT1"] for c in MATRIX]
+#: the single-op folders: untiled, and the smallest L1 with each home level
+#: (double and single buffered); the three graphs: the whole matrix
+SINGLE_OP_CONFIGS = ["untiled", "l1=64000-home=L2-double", "l1=64000-home=L3-single"]
+CASES = [(d, c) for d in SINGLE_OPS for c in SINGLE_OP_CONFIGS]
+CASES += [(d, c) for d in ["Transformer_Train", "CCT2_LP", "CCT2_FT1"] for c in MATRIX]
 CASES += [("Transformer_Train", c) for c in EXTRA]
 CONFIGS = {**MATRIX, **EXTRA}
 
