@@ -6,11 +6,12 @@ a wrong in-place decision changes the numbers."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import example_dirs, load_expected
+from conftest import example_dirs, load_expected, model_dirs
 
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.interp.interpreter import TrainingSession, loss_output_name
@@ -123,3 +124,32 @@ def test_a_corrupted_plan_changes_the_numbers() -> None:
         v.offset = IntegerAttr(offsets[0], i64)
     bad, _ = _train(module, model.params, d, exp)
     assert not np.allclose(bad, good, rtol=1e-4)
+
+
+MODELS = model_dirs()
+
+
+@pytest.mark.parametrize("d", MODELS, ids=[d.name for d in MODELS])
+def test_default_pipeline_preserves_the_numbers_of_every_model(d: Path) -> None:
+    """The models of make_models.py (conv, pooling, transformer ops, frozen
+    parameters): interpreted before the default pipeline they train like
+    onnxruntime-training (reference.json), and after each of its passes they
+    give the same numbers."""
+    ref = json.loads((d / "reference.json").read_text())
+    model = import_model(d)
+    module = model.module
+    ref_losses, ref_params = _train(module, model.params, d, ref)
+    np.testing.assert_allclose(ref_losses, ref["losses"], rtol=1e-4)
+    for name, want in ref["params"].items():
+        got = np.asarray(ref_params[name]).reshape(np.shape(want))
+        np.testing.assert_allclose(got, np.array(want), rtol=1e-4, atol=1e-6)
+    ctx = make_context()
+    for p in parse_pipeline(DEFAULT_PIPELINE).passes:
+        p.apply(ctx, module)
+        module.verify()
+        losses, params = _train(module, model.params, d, ref)
+        np.testing.assert_allclose(losses, ref_losses, rtol=1e-6, err_msg=p.name)
+        for name in ref_params:
+            np.testing.assert_allclose(
+                params[name], ref_params[name], rtol=1e-6, atol=1e-8, err_msg=p.name
+            )
