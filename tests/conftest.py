@@ -71,5 +71,14 @@ def load_expected(d: Path) -> dict:
 
 
 @pytest.fixture
+def fast_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Build generated projects at -O0 (the Makefile's CFLAGS): the runtime's
+    kernels compile several times faster, and the numbers are the same bits
+    (no -ffast-math; the kernels contract with explicit fmaf).
+    tests/test_end_to_end.py keeps the Makefile's -O2."""
+    monkeypatch.setenv("CFLAGS", "-std=c11 -O0 -Wall -Wextra -Werror")
+
+
+@pytest.fixture
 def cli():
     return run_cli

@@ -21,6 +21,8 @@ import numpy as np
 import pytest
 from conftest import example_dirs, load_expected, run_cli, training_args
 
+pytestmark = pytest.mark.usefixtures("fast_build")
+
 EXAMPLES = example_dirs()
 
 

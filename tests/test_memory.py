@@ -20,6 +20,8 @@ from deeploy_mlir.memory.planner import Buffer, check_no_overlap, lower_bound
 from deeploy_mlir.passes.arena_plan import nbytes
 from deeploy_mlir.pipeline import DEFAULT_PIPELINE, NO_INPLACE_PIPELINE, run_pipeline
 
+pytestmark = pytest.mark.usefixtures("fast_build")
+
 EXAMPLES = example_dirs()
 
 

@@ -26,7 +26,7 @@ shapes = st.tuples(
 
 
 @settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(shapes)
 def test_random_mlps_match_the_interpreter(tmp_path_factory, case) -> None:

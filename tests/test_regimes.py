@@ -45,6 +45,8 @@ from deeploy_mlir.memory.report import (
 from deeploy_mlir.passes.memory_regime import REGIMES, footprint, regime_need
 from deeploy_mlir.targets.boards import Board, available_boards, load_board
 
+pytestmark = pytest.mark.usefixtures("fast_build")
+
 EXAMPLES = example_dirs()
 #: the models of examples/make_models.py (conv, pooling, transformer ops)
 MODELS = model_dirs()

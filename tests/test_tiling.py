@@ -27,6 +27,8 @@ from deeploy_mlir.passes.tile_select import (
     tile_count,
 )
 
+pytestmark = pytest.mark.usefixtures("fast_build")
+
 EXAMPLES = example_dirs()
 CONFIGS = [
     ("tiled", 8192),
