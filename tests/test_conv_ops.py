@@ -720,6 +720,60 @@ def test_tiled_buffer_form_computes_the_same(name: str, budget: str) -> None:
             np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 
 
+def _accumulates(name: str) -> bool:
+    cls, ins, outs, props = TILING_CASES[name]
+    module = _buffer_module(cls, ins, outs, props)
+    op = next(o for o in module.walk() if isinstance(o, T.TrainingComputeOp))
+    return bool(op.iteration_space().accumulate)  # type: ignore[attr-defined]
+
+
+ACC_CASES = [n for n in TILING_CASES if _accumulates(n)]
+
+
+@pytest.mark.parametrize("name", ACC_CASES)
+def test_tiles_of_a_reduction_add_up(name: str) -> None:
+    """conv2d_grad with dX alone (the output channels tile) or dW and dB
+    alone (batch, output rows and columns tile, X with its halo), at an L1
+    budget that only the smallest tiles of the reduction dims fit: the
+    tiles after the first copy the partial sums in and add to them
+    (`accumulate`), and the interpreted numbers equal the untiled op's."""
+    from deeploy_mlir.passes.tile_select import (
+        TileSelect,
+        footprint,
+        halos,
+        summed_whole,
+        tile_operands,
+        whole_dims,
+        with_halos,
+    )
+    from deeploy_mlir.passes.tiling_materialize import TilingMaterialize
+    from deeploy_mlir.pipeline import make_context
+
+    cls, ins, outs, props = TILING_CASES[name]
+    module = _buffer_module(cls, ins, outs, props)
+    want = _interpret(module, ins, outs)
+    op = next(o for o in module.walk() if isinstance(o, T.TrainingComputeOp))
+    assert isinstance(op, T.IterationSpaceInterface)
+    space = op.iteration_space()
+    ops = tile_operands(op)
+    fixed = (whole_dims(op) - space.accumulate) | summed_whole(space, ops)
+    smallest = with_halos(
+        [1 if d not in fixed else n for d, n in enumerate(space.dims)], halos(op, space.dims)
+    )
+    ctx = make_context()
+    TileSelect(l1=footprint(smallest, ops, 1)).apply(ctx, module)
+    (tiled,) = [o for o in module.walk() if isinstance(o, TiledOp)]
+    tiles = tiled.tile_sizes()
+    assert any(tiles[d] < space.dims[d] for d in space.accumulate), tiles
+    TilingMaterialize().apply(ctx, module)
+    module.verify()
+    adds = [o for o in module.walk() if isinstance(o, T.TrainingComputeOp) and o.accumulated()]
+    assert adds, "no tile adds into its outputs"
+    got = _interpret(module, ins, outs)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
 # ---------------------------------------------------------------- runtime_c kernels
 
 PTR, U32 = ctypes.c_void_p, ctypes.c_uint32
@@ -765,7 +819,11 @@ def _struct(c_name: str, ptrs: list[str], sizes: list[str]) -> type[ctypes.Struc
 
 
 ConvArgs = _struct("dm_conv2d_args_t", ["X", "W", "B", "Y"], CONV_GEOM)
-ConvGradArgs = _struct("dm_conv2d_grad_args_t", ["dY", "X", "W", "dX", "dW", "dB"], CONV_GEOM)
+#: acc_*: the sums start from the output's value (tiles of a reduction)
+CONV_ACC = ["acc_dX", "acc_dW", "acc_dB"]
+ConvGradArgs = _struct(
+    "dm_conv2d_grad_args_t", ["dY", "X", "W", "dX", "dW", "dB"], CONV_GEOM + CONV_ACC
+)
 #: a maxpool tile's place in the whole input (0: X is the whole input)
 POOL_FRAME = ["tile_ch", "frame_c", "frame_h", "frame_w", "org_n", "org_c", "org_h", "org_w"]
 PoolArgs = _struct("dm_pool2d_args_t", ["X", "Y", "indices"], POOL_GEOM + POOL_FRAME)

@@ -18,6 +18,7 @@ MLAS. The differences seen are about 1e-7."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +98,47 @@ def test_model_trains_like_onnxruntime_tiled(name: str, tmp_path: Path) -> None:
         assert _l1_arena(proj) <= l1
         (loss_name,) = r.outs
         _check(name, r.outs[loss_name][:, 0], r.params, f"{buffering} {target} L1={l1}")
+
+
+#: (model, buffering, target, L1): budgets below what any op needs with its
+#: reduction dims whole, so that convolution gradients (and the CCT's layer
+#: norm gradients) tile their reductions and add up partial sums
+REDUCTION_CASES = [
+    ("resnet8", "single", "gap9", 1024),
+    ("resnet8", "double", "pulp-open", 2048),
+    ("mobilenet_v1", "double", "pulp-open", 2048),
+    ("ds_cnn", "single", "gap9", 1024),
+    ("cct", "single", "gap9", 1024),
+    ("cct_lora", "double", "pulp-open", 2048),
+]
+#: the kernel fields that make a tile add into its outputs
+ACC_FIELD = re.compile(r"\.acc(_dX|_dW|_dB)? = 1u")
+
+
+@pytest.mark.parametrize(
+    ("name", "buffering", "target", "l1"),
+    REDUCTION_CASES,
+    ids=[f"{n}-{b}-{t}-{l1}" for n, b, t, l1 in REDUCTION_CASES],
+)
+def test_reduction_tiles_train_like_onnxruntime(
+    name: str, buffering: str, target: str, l1: int, tmp_path: Path
+) -> None:
+    """At a budget this small the sums of the gradients tile: the input
+    gradient of a convolution over its output channels, the weight and bias
+    gradients over the batch and the output rows (X's rows with their halo),
+    dScale and dBias of a layer norm over the rows. The later tiles copy the
+    partial sums in and add to them (the kernels' acc fields, seen in the C),
+    and the model still trains like onnxruntime-training."""
+    model = EXAMPLES / name
+    opts = ["--tiling", "tiled", "--l1", str(l1), "--buffering", buffering, "--target", target]
+    r = lower_and_run(model, tmp_path / "p", *_train_args(name), *opts)
+    assert _l1_arena(tmp_path / "p") <= l1
+    code = "\n".join(f.read_text() for f in (tmp_path / "p").glob("*.c"))
+    fields = set(ACC_FIELD.findall(code))
+    want = {"_dX", "_dW", "_dB"} if name in ("resnet8", "mobilenet_v1") else set()
+    assert want <= fields and fields, f"no tile adds into its outputs: {sorted(fields)}"
+    (loss_name,) = r.outs
+    _check(name, r.outs[loss_name][:, 0], r.params, f"{buffering} {target} L1={l1}")
 
 
 def test_cli_run_builds_with_the_generated_makefile(tmp_path: Path) -> None:

@@ -176,6 +176,9 @@ class ConvGradArgs(ctypes.Structure):
         ("dW", PTR),
         ("dB", PTR),
         *_CONV_GEOM,
+        ("acc_dX", U32),
+        ("acc_dW", U32),
+        ("acc_dB", U32),
     ]
 
 
@@ -871,6 +874,54 @@ def test_conv_kernels_in_order_for_every_team(rt: Runtime, name: str) -> None:
             np.testing.assert_array_equal(
                 got[:-1].reshape(want.shape), want, err_msg=f"{what}, team {team}"
             )
+
+
+def _grad_calls(
+    rt: Runtime, cfg: ConvCase, dy, x, w, dx, dw, db, acc: int, team: int, dx_only: bool = False
+) -> None:
+    """The two gradient kernels of cfg on these arrays (None: not computed),
+    every acc_* field set to `acc`."""
+    args = ConvGradArgs(ptr(dy), ptr(x), ptr(w), ptr(dx), ptr(dw), ptr(db), *cfg.geom())
+    args.acc_dX = args.acc_dW = args.acc_dB = acc
+    if dx is not None:
+        rt.run("dm_conv2d_grad_input_fp32", args, team)
+    if not dx_only:
+        rt.run("dm_conv2d_grad_weight_fp32", args, team)
+
+
+@pytest.mark.parametrize("name", list(CONV_KERNEL_CASES))
+def test_conv_grads_add_up_split_reductions(rt: Runtime, name: str) -> None:
+    """acc_dX, acc_dW, acc_dB: a call that adds into its outputs continues
+    their sums in order, so a reduction split in two consecutive parts, the
+    second call adding, gives the same bits as one call (every team size):
+    dX over the output channels (convolutions with one group: the outer sum),
+    dW and dB over the batch (of 2). The first call overwrites what the
+    outputs held, and nothing is written past them."""
+    import dataclasses
+
+    cfg = dataclasses.replace(CONV_KERNEL_CASES[name], n=2)
+    cg = cfg.c // cfg.groups
+    oh, ow = cfg.out_hw()
+    x, w, dy = f32(cfg.n, cfg.c, cfg.h, cfg.w), f32(cfg.m, cg, *cfg.k), f32(cfg.n, cfg.m, oh, ow)
+    dx_want, dw_want, db_want = _guarded(x.shape), _guarded(w.shape), _guarded((cfg.m,))
+    _grad_calls(rt, cfg, dy, x, w, dx_want, dw_want, db_want, 0, rt.cores)
+    m1 = cfg.m // 2
+    for team in sorted({1, 2, rt.cores}):
+        if cfg.groups == 1 and m1 > 0:
+            dx = _guarded(x.shape)
+            for lo, hi, acc in ((0, m1, 0), (m1, cfg.m, 1)):
+                part = dataclasses.replace(cfg, m=hi - lo)
+                dyp = np.ascontiguousarray(dy[:, lo:hi])
+                _grad_calls(rt, part, dyp, x, w[lo:hi], dx, None, None, acc, team, True)
+            assert dx[-1] == 7.0, f"dX written past the end (team {team})"
+            np.testing.assert_array_equal(dx, dx_want, err_msg=f"dX, team {team}")
+        dw, db = _guarded(w.shape), _guarded((cfg.m,))
+        for b, acc in ((0, 0), (1, 1)):
+            one = dataclasses.replace(cfg, n=1)
+            _grad_calls(rt, one, dy[b : b + 1], x[b : b + 1], w, None, dw, db, acc, team)
+        assert dw[-1] == 7.0 and db[-1] == 7.0, f"written past the end (team {team})"
+        np.testing.assert_array_equal(dw, dw_want, err_msg=f"dW, team {team}")
+        np.testing.assert_array_equal(db, db_want, err_msg=f"dB, team {team}")
 
 
 # ---------------------------------------------------------------- elementwise

@@ -676,7 +676,7 @@ LayerNormGrad = _struct(
 )
 LayerNormParams = _struct(
     "dm_layernorm_grad_params_args_t",
-    _ptrs("dY", "X", "mean", "inv_std", "dScale", "dBias") + _u32s("rows", "cols"),
+    _ptrs("dY", "X", "mean", "inv_std", "dScale", "dBias") + _u32s("rows", "cols", "acc"),
 )
 Gelu = _struct("dm_gelu_args_t", _ptrs("X", "Y") + _u32s("size"))
 GeluGrad = _struct("dm_gelu_grad_args_t", _ptrs("dY", "X", "dX") + _u32s("size"))
@@ -863,6 +863,31 @@ def test_kernel_layer_norm_and_grads(lib: Lib, bias: bool) -> None:
         LayerNormParams(p(dy), p(x), p(m), p(iv), None, only.ptr, rows, cols),
     )
     np.testing.assert_allclose(only.check(), wants[2], rtol=1e-5, atol=1e-5)
+
+
+def test_kernel_layer_norm_params_add_up_split_rows(lib: Lib) -> None:
+    """acc: dScale and dBias continue their sums from the outputs' values,
+    so the rows split in two consecutive parts (the second call adding) give
+    the same bits as one call; the first call overwrites what was there."""
+    rows, cols, r1 = 9, 13, 4
+    x, dy = rand(rows, cols) * 2 + 1, rand(rows, cols)
+    m = x.mean(axis=1).astype(np.float32)
+    iv = (1 / np.sqrt(x.var(axis=1) + 1e-5)).astype(np.float32)
+    ds1, db1 = Out((cols,)), Out((cols,))
+    lib.run(
+        "dm_layernorm_grad_params_fp32",
+        LayerNormParams(p(dy), p(x), p(m), p(iv), ds1.ptr, db1.ptr, rows, cols, 0),
+    )
+    ds, db = Out((cols,)), Out((cols,))
+    for lo, hi, acc in ((0, r1, 0), (r1, rows, 1)):
+        args = [p(dy[lo:hi]), p(x[lo:hi]), p(m[lo:hi]), p(iv[lo:hi])]
+        lib.run(
+            "dm_layernorm_grad_params_fp32",
+            LayerNormParams(*args, ds.ptr, db.ptr, hi - lo, cols, acc),
+            once=acc == 1,  # (run twice, the second would add twice)
+        )
+    np.testing.assert_array_equal(ds.check(), ds1.check())
+    np.testing.assert_array_equal(db.check(), db1.check())
 
 
 def test_kernel_gelu_and_grad(lib: Lib) -> None:

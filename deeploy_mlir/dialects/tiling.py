@@ -87,6 +87,12 @@ class TiledOp(IRDLOperation):
                     f"outer (L3 -> L2) tiles keep the spatial dims whole: dim {w.out_dim} must be "
                     f"{space.dims[w.out_dim]}, got {outer[w.out_dim]}"
                 )
+        for d in sorted(space.accumulate):
+            if outer[d] != space.dims[d]:
+                raise VerifyException(
+                    f"outer (L3 -> L2) tiles keep the reduction dims whole: dim {d} must be "
+                    f"{space.dims[d]}, got {outer[d]}"
+                )
         for d, (t, o, n) in enumerate(zip(tiles, outer, space.dims, strict=True)):
             if not t <= o <= n:
                 raise VerifyException(
@@ -123,7 +129,7 @@ class TiledOp(IRDLOperation):
                 raise VerifyException(f"tile size {t} of dim {d} is outside [1, {n}]")
             if d in space.whole and t != n:
                 raise VerifyException(f"dim {d} of {op.name} must stay whole ({n}), got {t}")
-            if d in space.reduction and t != n:
+            if d in space.reduction - space.accumulate and t != n:
                 raise VerifyException(
                     f"dim {d} of {op.name} is a reduction dim and must stay whole ({n}), got {t} "
                     "(its kernel sums the whole dim in one tile)"

@@ -165,12 +165,19 @@ class IterationSpace:
     #: sliding windows (conv, pooling): how an input position follows from an
     #: output position and a kernel tap; see `SlidingWindow`
     windows: tuple[SlidingWindow, ...] = ()
+    #: reduction dims that may tile all the same: the op's kernel can add into
+    #: its outputs (the `accumulate` property), so the tiles along such a dim
+    #: run in order, the first writing the outputs that do not index it and
+    #: the others adding to them. Each output indexes every one of these dims
+    #: or none of them.
+    accumulate: frozenset[int] = frozenset()
 
     def tiled_windows(self) -> tuple[SlidingWindow, ...]:
         """The windows whose output dim may tile (it is neither whole nor a
-        reduction dim): their input dim is then not free but follows from the
-        output tile (`SlidingWindow.in_tile`, the tile plus its halo)."""
-        fixed = self.whole | self.reduction
+        reduction dim, or a reduction dim that accumulates): their input dim
+        is then not free but follows from the output tile
+        (`SlidingWindow.in_tile`, the tile plus its halo)."""
+        fixed = self.whole | (self.reduction - self.accumulate)
         return tuple(w for w in self.windows if w.out_dim not in fixed)
 
 
@@ -265,6 +272,11 @@ class TrainingComputeOp(IRDLOperation, ABC):
         "attr-dict (`->` type($res)^)?"
     )
 
+    #: buffer form, inside a tile loop (tiling-materialize): the outputs (by
+    #: position) that the op adds into instead of overwriting, for a
+    #: reduction dim that tiles (`IterationSpace.accumulate`)
+    accumulate = opt_prop_def(DenseArrayBase.constr(i64))
+
     #: number of inputs (min, max) and of outputs
     N_INS: ClassVar[tuple[int, int]] = (1, 1)
     N_OUTS: ClassVar[int] = 1
@@ -318,6 +330,35 @@ class TrainingComputeOp(IRDLOperation, ABC):
     def output_elem_types(self) -> list[Attribute]:
         return [f32] * self.n_outs()
 
+    def accumulated(self) -> list[int]:
+        """The positions of the outputs the op adds into (`accumulate`)."""
+        if self.accumulate is None:
+            return []
+        return [int(v) for v in self.accumulate.get_values()]
+
+    def accumulable(self) -> set[int]:
+        """The outputs (by position) whose kernel can add into them."""
+        return set()
+
+    def verify_accumulate(self) -> None:
+        acc = self.accumulated()
+        if not acc:
+            return
+        if not self.is_buffer_form:
+            raise VerifyException("accumulate needs the buffer form (outs): it adds into them")
+        n = len(self.outs)
+        if sorted(set(acc)) != acc or not all(0 <= k < n for k in acc):
+            raise VerifyException(
+                f"accumulate must list output positions in increasing order, each once and "
+                f"below {n} (the number of outs), got {acc}"
+            )
+        bad = sorted(set(acc) - self.accumulable())
+        if bad:
+            raise VerifyException(
+                f"accumulate lists output #{bad[0]} but {self.name} cannot add into it "
+                "(conv2d_grad can into each output, layer_norm_grad into dScale and dBias)"
+            )
+
     def verify_(self) -> None:
         lo, hi = self.N_INS
         if not lo <= len(self.ins) <= hi:
@@ -346,6 +387,7 @@ class TrainingComputeOp(IRDLOperation, ABC):
                     f"{what} is {t}: in tensor form (no outs) all operands and results are tensors"
                 )
         self.check_inputs()
+        self.verify_accumulate()
         for i, (t, shape, et) in enumerate(
             zip(outs, self.infer_shapes(), self.output_elem_types(), strict=True)
         ):
@@ -944,13 +986,18 @@ class ConvGeometry:
         return CONV_M if self.depthwise else CONV_IC
 
     def space(
-        self, roles: Sequence[str], reduction: set[int], spatial: bool = False
+        self,
+        roles: Sequence[str],
+        reduction: set[int],
+        spatial: bool = False,
+        accumulate: frozenset[int] = frozenset(),
     ) -> IterationSpace:
         """The iteration space for operands playing `roles` (X, W, B, Y and
         their gradients dX, dW, dB, dY), in order. With `spatial` (the
-        forward) the output rows and columns may tile, the input's following
-        them with a halo (`IterationSpace.tiled_windows`); else the spatial
-        dims stay whole."""
+        forward, the weight gradient) the output rows and columns may tile,
+        the input's following them with a halo (`IterationSpace.tiled_windows`);
+        else the spatial dims stay whole. `accumulate`: the reduction dims
+        that may tile all the same (the kernel adds into its outputs)."""
         xc = self.x_channel_dim
         index: dict[str, tuple[int, ...]] = {
             "X": (CONV_N, xc, CONV_IH, CONV_IW),
@@ -970,7 +1017,10 @@ class ConvGeometry:
             whole |= {CONV_M, CONV_CG, CONV_IC}
         operands = [index[r.removeprefix("d")] for r in roles]
         windows = self.window.sliding((CONV_OH, CONV_OW), (CONV_KH, CONV_KW), (CONV_IH, CONV_IW))
-        return _space(dims, operands, whole, reduction, windows)
+        space = _space(dims, operands, whole, reduction, windows)
+        return IterationSpace(
+            space.dims, space.maps, space.whole, space.reduction, windows, accumulate - whole
+        )
 
 
 class ConvOp(WindowedOp, ABC):
@@ -1079,6 +1129,11 @@ class Conv2dGradOp(ConvOp):
         return [shapes[s] for s in self.grads()]
 
     def iteration_space(self) -> IterationSpace:
+        """With dX alone, the output channels (a reduction unless depthwise)
+        may tile, dX adding up their contributions; with dW and dB alone, the
+        batch and the output rows and columns (X's following with a halo, as
+        in the forward), dW and dB adding up. With dX and dW together every
+        reduction dim stays whole (`split` makes two ops that tile)."""
         g = self.geometry()
         grads = self.grads()
         reduction: set[int] = set()
@@ -1090,7 +1145,32 @@ class Conv2dGradOp(ConvOp):
                 reduction.add(CONV_M)
         if "dW" in grads or "dB" in grads:
             reduction |= {CONV_N, CONV_OH, CONV_OW}
-        return g.space(["dY", "X", "W", *grads], reduction)
+        roles = ["dY", "X", "W", *grads]
+        if grads == ["dX"]:
+            return g.space(roles, reduction, accumulate=frozenset(reduction & {CONV_M}))
+        if "dX" not in grads:
+            acc = frozenset({CONV_N, CONV_OH, CONV_OW})
+            return g.space(roles, reduction, spatial=True, accumulate=acc)
+        return g.space(roles, reduction)
+
+    def accumulable(self) -> set[int]:
+        return set(range(self.n_outs()))
+
+    def split(self) -> list[Conv2dGradOp]:
+        """Buffer form with dX and dW or dB: one op for dX and one for the
+        others (the same inputs and properties), each of which may tile its
+        reduction dims; one op otherwise."""
+        grads = self.grads()
+        if "dX" not in grads or len(grads) == 1 or not self.is_buffer_form:
+            return [self]
+        props = {k: p for k, p in self.properties.items() if k != "operandSegmentSizes"}
+        out: list[Conv2dGradOp] = []
+        for names in (["dX"], grads[1:]):
+            p = dict(props)
+            p["outputs"] = ArrayAttr([StringAttr(n) for n in names])
+            outs = [self.outs[grads.index(n)] for n in names]
+            out.append(Conv2dGradOp(list(self.ins), (), outs, properties=p))
+        return out
 
 
 # -- pooling -----------------------------------------------------------------
@@ -1624,6 +1704,9 @@ class LayerNormGradOp(NormOp, NoAliasing):
             )
         super().verify_()
 
+    def accumulable(self) -> set[int]:
+        return {k for k, g in enumerate(self.grads()) if g != "dX"}
+
     def infer_shapes(self) -> list[tuple[int, ...]]:
         dy, x = (shape_of(t) for t in self.in_types()[:2])
         if dy != x:
@@ -1652,9 +1735,13 @@ class LayerNormGradOp(NormOp, NoAliasing):
         maps += [roles[g] for g in self.grads()]
         norm = set(range(axis, len(x)))
         reduction = set(norm)
+        acc: frozenset[int] = frozenset()
         if "dScale" in self.grads() or "dBias" in self.grads():
+            # dScale and dBias sum over the rows: rows may tile, dX following
+            # them and dScale, dBias adding up
             reduction |= set(range(axis))
-        return IterationSpace(x, tuple(maps), frozenset(norm), frozenset(reduction))
+            acc = frozenset(range(axis))
+        return IterationSpace(x, tuple(maps), frozenset(norm), frozenset(reduction), accumulate=acc)
 
 
 @irdl_op_definition

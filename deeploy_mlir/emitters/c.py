@@ -71,7 +71,12 @@ def c_float(x: float) -> str:
 def c_values(arr: np.ndarray) -> str:
     flat = np.asarray(arr).reshape(-1)
     if flat.dtype == np.float32:
-        items = [c_float(float(v)) for v in flat]
+        bad = ~np.isfinite(flat)
+        if bad.any():
+            raise DeeployError(f"cannot emit the non-finite float {flat[bad][0]}")
+        # 9 significant digits give back every float32 exactly (a weight
+        # array has up to millions of elements: one format per element, in C)
+        items = ["%.8ef" % v for v in flat.tolist()]  # noqa: UP031
     elif flat.dtype == np.bool_:
         items = [str(int(v)) for v in flat]
     else:
@@ -415,6 +420,8 @@ def conv_pool_calls(op: T.TrainingComputeOp, cx: _FnCtx) -> list[KernelCall]:
             f = [(".dY", p(ins[0])), (".X", p(ins[1])), (".W", p(ins[2]))]
             f += [(f".{k}", p(grads[k]) if k in grads else "NULL") for k in T.CONV_GRADS]
             f += _conv_geometry_fields(op.geometry())
+            # a tile of a reduction after the first: add to the sums so far
+            f += [(f".acc_{op.grads()[k]}", "1u") for k in op.accumulated()]
             calls: list[KernelCall] = []
             if "dX" in grads:
                 calls.append(
@@ -715,6 +722,9 @@ def transformer_calls(op: T.TrainingComputeOp, cx: _FnCtx) -> list[KernelCall]:
                 # first: the dX kernel below may overwrite dY in place
                 f = [(".dY", p(ins[0])), (".X", p(ins[1])), (".mean", mean), (".inv_std", inv)]
                 f += [(f".{g}", p(grads[g]) if g in grads else "NULL") for g in ("dScale", "dBias")]
+                if op.accumulated():
+                    # a tile of the rows after the first: add to the sums so far
+                    f.append((".acc", "1u"))
                 calls.append(
                     KernelCall(
                         "dm_layernorm_grad_params_fp32",

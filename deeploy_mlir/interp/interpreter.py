@@ -88,8 +88,12 @@ class TrainingFunctions(InterpreterFunctions):
         outs = compute(op, [np.asarray(a) for a in args[:n_in]], origin)
         if not op.is_buffer_form:
             return tuple(outs)
-        for dst, val in zip(args[n_in : n_in + n_out], outs, strict=True):
-            dst[...] = val
+        acc = set(op.accumulated())
+        for k, (dst, val) in enumerate(zip(args[n_in : n_in + n_out], outs, strict=True)):
+            if k in acc:  # the op adds into this output (a tiled reduction)
+                dst[...] = (dst + val).astype(dst.dtype)
+            else:
+                dst[...] = val
         return ()
 
     @impl(T.ConstantOp)

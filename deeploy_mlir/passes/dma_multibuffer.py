@@ -20,6 +20,9 @@ It refuses, leaving the loop single-buffered with a `dma.remark` saying why:
   elementwise ops): the next tile's fetch would overwrite what is written back;
 * an op with several outputs in different buffers (softmax cross-entropy
   grad and loss): their buffers are freed by different consumers;
+* an op that adds into its outputs (`accumulate`: the loop over the later
+  tiles of a tiled reduction dim): a tile fetches the partial sums that an
+  earlier tile writes back;
 * a pattern in which any tensor is a scalar (one element): all of its
   copies stay single-buffered (mixed coefficients would leave a kernel with
   no DMA at all).
@@ -78,6 +81,11 @@ def refusal(loop: scf.ForOp) -> str | None:
     if len(computes) != 1:
         return "the loop does not hold exactly one compute op"
     c = computes[0]
+    if c.accumulated():
+        return (
+            f"{_describe(c, copies)} keeps single buffering: it adds into its output tiles (a "
+            "reduction dim tiles), and the next tile would fetch a sum before it is written back"
+        )
     for k, out in enumerate(c.outs):
         for j, inp in enumerate(c.ins):
             if out is inp:

@@ -13,6 +13,14 @@ footprint and the cycles count. They are offered only when the op does not fit
 otherwise: first with whole planes (the problem of an op that fits stays as
 small as before), then with rows free, then rows and columns.
 
+Reduction tiles with accumulation: the reduction dims in
+`IterationSpace.accumulate` (conv2d_grad, layer_norm_grad) may tile too, the
+later tiles adding into the outputs; offered only when the free dims are not
+enough, before spatial tiles, with the partial sums copied in again per tile
+(`Operand.acc_dims`) and the dims a summed output does not index kept whole
+(`summed_whole`). A conv2d_grad with dX and dW that does not fit with every
+reduction whole is split into two ops (dX; dW and dB) first.
+
 The objective is the estimated cycles of the op's tile loop: per tile, one
 transfer per operand tile (setup cycles each) plus the tile bytes over the
 bandwidth; ties go to fewer, larger tiles. Z3 solves it (per op, with a time
@@ -62,9 +70,17 @@ class Operand:
     elem_bytes: int
     copy_in: bool
     copy_out: bool
+    #: an output that the op adds into when one of these (accumulating
+    #: reduction) dims tiles: its tiles are then also copied in
+    acc_dims: tuple[int, ...] = ()
 
     def tile_elems(self, tiles: Sequence[int]) -> int:
         return math.prod(1 if d is None else tiles[d] for d in self.dims)
+
+    def moves(self, dims: Sequence[int], tiles: Sequence[int]) -> int:
+        """Transfers per tile: in, out, and in again when it accumulates."""
+        acc = any(tiles[d] < dims[d] for d in self.acc_dims)
+        return int(self.copy_in or acc) + int(self.copy_out)
 
 
 def map_dims(m: AffineMap) -> tuple[int | None, ...]:
@@ -100,17 +116,35 @@ def tile_operands(
             )
             continue
         seen[key] = len(out)
-        out.append(Operand(dims, T.elem_bytes(v.type), not is_out, is_out))
+        acc = tuple(sorted(space.accumulate - set(dims))) if is_out else ()
+        out.append(Operand(dims, T.elem_bytes(v.type), not is_out, is_out, acc))
     return out
 
 
 def whole_dims(op: T.TrainingComputeOp) -> set[int]:
-    """The dims the op keeps whole, and the input dims of its tiled windows
-    (they follow their output dim: see `Halo`)."""
+    """The dims the op keeps whole (reduction dims included, those that may
+    accumulate too), and the input dims of its tiled windows (they follow
+    their output dim: see `Halo`)."""
     assert isinstance(op, T.IterationSpaceInterface)
     space = op.iteration_space()
     derived = {w.in_dim for w in space.tiled_windows()}
     return set(space.whole) | set(space.reduction) | derived
+
+
+def summed_whole(space: T.IterationSpace, ops: Sequence[Operand]) -> set[int]:
+    """The dims that stay whole while a reduction dim tiles with accumulation:
+    those that an output summed over it does not index (conv2d_grad's dB and
+    the input channels). Tiles along such a dim would add the same terms into
+    that output once per tile."""
+    # (a window's input dim follows its output dim: it is not a tile dim)
+    acc = set(space.accumulate) | {w.in_dim for w in space.tiled_windows()}
+    return {
+        d
+        for o in ops
+        if o.acc_dims
+        for d in range(len(space.dims))
+        if d not in o.dims and d not in acc
+    }
 
 
 @dataclass(frozen=True)
@@ -169,7 +203,7 @@ class CostModel:
         n = tile_count(dims, tiles, hs)
         per_tile = 0.0
         for o in ops:
-            moves = int(o.copy_in) + int(o.copy_out)
+            moves = o.moves(dims, tiles)
             per_tile += moves * (self.setup + o.tile_elems(tiles) * o.elem_bytes / self.bandwidth)
         return n * per_tile
 
@@ -254,7 +288,10 @@ def pareto_candidates(
             if d is not None:
                 elems *= t[:, d]
         foot += elems * o.elem_bytes
-        moves = int(o.copy_in) + int(o.copy_out)
+        moves = np.full(len(t), int(o.copy_in) + int(o.copy_out), dtype=np.int64)
+        if o.acc_dims and not o.copy_in:
+            # an accumulated output is copied in again once its dim tiles
+            moves += np.any(t[:, list(o.acc_dims)] < n[list(o.acc_dims)], axis=1)
         per_tile += moves * (model.setup * model.bandwidth + elems * o.elem_bytes)
     cost = count * per_tile
     # rank by (cost, count, footprint), then walk in (footprint, rank) order
@@ -407,33 +444,54 @@ class TileSelect(ModulePass):
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
                 continue
-            for k, o in enumerate(list(fn.body.block.ops)):
-                if not isinstance(o, T.TrainingComputeOp) or not o.is_buffer_form:
+            for k, first in enumerate(list(fn.body.block.ops)):
+                if not isinstance(first, T.TrainingComputeOp) or not first.is_buffer_form:
                     continue
-                hint = o.outs[0].name_hint
-                where = (
-                    f"@{fn.sym_name.data}: the op writing %{hint}"
-                    if hint
-                    else (f"@{fn.sym_name.data}: op #{k}")
-                )
-                if not isinstance(o, T.IterationSpaceInterface):
-                    raise DeeployError(
-                        f"{where} ({o.name}) has no iteration space and cannot be tiled"
+                for o in self._split(first):
+                    hint = o.outs[0].name_hint
+                    where = (
+                        f"@{fn.sym_name.data}: the op writing %{hint}"
+                        if hint
+                        else (f"@{fn.sym_name.data}: op #{k}")
                     )
-                outer, stage_buffers = self._select_outer(o, model, where, stage_budget)
-                tiles, proven = self._select(o, model, where, outer)
-                early += int(not proven)
-                anchor = o.next_op
-                assert anchor is not None  # the terminator follows every op
-                o.detach()
-                tiled = TiledOp(o, tiles, self.buffers, "L1", outer)
-                if stage_buffers < self.l3_buffers:
-                    tiled.attributes[STAGE_BUFFERS] = IntegerAttr(stage_buffers, i64)
-                Rewriter.insert_op(tiled, InsertPoint.before(anchor))
+                    if not isinstance(o, T.IterationSpaceInterface):
+                        raise DeeployError(
+                            f"{where} ({o.name}) has no iteration space and cannot be tiled"
+                        )
+                    outer, stage_buffers = self._select_outer(o, model, where, stage_budget)
+                    tiles, proven = self._select(o, model, where, outer)
+                    early += int(not proven)
+                    anchor = o.next_op
+                    assert anchor is not None  # the terminator follows every op
+                    o.detach()
+                    tiled = TiledOp(o, tiles, self.buffers, "L1", outer)
+                    if stage_buffers < self.l3_buffers:
+                        tiled.attributes[STAGE_BUFFERS] = IntegerAttr(stage_buffers, i64)
+                    Rewriter.insert_op(tiled, InsertPoint.before(anchor))
         op.attributes["tiling.solver_ms"] = IntegerAttr(
             round((time.perf_counter() - t_start) * 1000), i64
         )
         op.attributes["tiling.stopped_early"] = IntegerAttr(early, i64)
+
+    def _split(self, o: T.TrainingComputeOp) -> list[T.TrainingComputeOp]:
+        """A conv2d_grad with dX and dW (dB) whose reduction dims would have to
+        tile (its smallest tiles with every reduction whole do not fit) becomes
+        two ops, one for dX and one for dW (dB), each of which may accumulate
+        over its own reduction dims; any other op stays as it is."""
+        if not isinstance(o, T.Conv2dGradOp) or self.solver == "untiled":
+            return [o]
+        if "dX" not in o.grads() or len(o.grads()) == 1:
+            return [o]
+        ops = tile_operands(o)
+        dims = list(o.iteration_space().dims)
+        _, need = self._fitting_whole(o, dims, ops, halos(o, dims))
+        if need <= self.l1:
+            return [o]
+        parts = o.split()
+        for p in parts:
+            Rewriter.insert_op(p, InsertPoint.before(o))
+        Rewriter.erase_op(o)
+        return list(parts)
 
     def _select_outer(
         self, o: T.TrainingComputeOp, model: CostModel, where: str, stage_budget: int | None
@@ -470,6 +528,40 @@ class TileSelect(ModulePass):
             self._cache[key] = solve_z3(dims, whole, ops3, budget, model, self.timeout_ms)
         return list(self._cache[key][0]), buffers
 
+    def _fitting_whole(
+        self,
+        o: T.TrainingComputeOp,
+        dims: Sequence[int],
+        ops: Sequence[Operand],
+        hs: Sequence[Halo],
+    ) -> tuple[set[int], int]:
+        """The dims kept whole and the smallest footprint: dims are freed only
+        as far as needed, so that the problem of an op that fits stays small
+        -- first the free dims alone, then the reduction dims that accumulate
+        (outputs copied in and out again per tile), then spatial tiles with
+        halos, rows before columns."""
+        assert isinstance(o, T.IterationSpaceInterface)
+        space = o.iteration_space()
+        windows = space.tiled_windows()
+        outs = {w.out_dim for w in windows}
+        steps: list[set[int]] = []
+        plain_acc = set(space.accumulate) - outs
+        if plain_acc:
+            steps.append(plain_acc)
+        steps += [{w.out_dim} for w in windows]
+        base = whole_dims(o) - set(space.accumulate)
+        whole: set[int] = set()
+        need = 0
+        for k in range(len(steps) + 1):
+            whole = base.union(*steps[k:])
+            if set(space.accumulate) - whole:
+                whole |= summed_whole(space, ops)
+            smallest = with_halos([size if d in whole else 1 for d, size in enumerate(dims)], hs)
+            need = footprint(smallest, ops, self.buffers)
+            if need <= self.l1:
+                break
+        return whole, need
+
     def _select(
         self,
         o: T.TrainingComputeOp,
@@ -492,21 +584,13 @@ class TileSelect(ModulePass):
                 )
             return dims, True
         hs = halos(o, dims)
-        # Spatial tiles only when needed, rows before columns: the problem of
-        # an op that fits with whole planes stays as small as without halos.
-        windows = space.tiled_windows()
-        need = 0
-        for k in range(len(windows) + 1):
-            whole = whole_dims(o) | {w.out_dim for w in windows[k:]}
-            smallest = with_halos([size if d in whole else 1 for d, size in enumerate(dims)], hs)
-            need = footprint(smallest, ops, self.buffers)
-            if need <= self.l1:
-                break
-        else:
-            spatial = ", spatial ones with their halos" if windows else ""
+        whole, need = self._fitting_whole(o, dims, ops, hs)
+        if need > self.l1:
+            spatial = ", spatial ones with their halos" if space.tiled_windows() else ""
+            acc = ", accumulating over the reduction" if space.accumulate else ""
             raise DeeployError(
-                f"{where} ({o.name}) needs at least {need} bytes of L1 (smallest tiles{spatial}, "
-                f"{self.buffers} buffer(s)); the L1 budget is {self.l1} bytes"
+                f"{where} ({o.name}) needs at least {need} bytes of L1 (smallest tiles"
+                f"{spatial}{acc}, {self.buffers} buffer(s)); the L1 budget is {self.l1} bytes"
             )
         key = (tuple(dims), frozenset(whole), tuple(ops), budget, model, hs)
         if key not in self._cache:

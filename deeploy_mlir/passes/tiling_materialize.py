@@ -22,6 +22,13 @@ stride), the compute op of each variant carries its tile's pads, and a
 maxpool2d tile with Indices its origin in the whole input (`origin`,
 `index_frame`: the Indices stay the whole op's).
 
+Reduction dims that tile (`IterationSpace.accumulate`) are the outermost
+dims of a variant's tile order; the variant that starts them gets two loops
+with buffers of their own: the tiles whose reduction offsets are 0 write the
+summed outputs, the later ones copy the partial sums in, add to them (the
+op's `accumulate` property) and copy them out. Variants run in order, so each
+sum is written before anything adds to it.
+
 With `outer` tile sizes (operands in L3) there are two levels: per variant of
 the outer tiles, L2 stage buffers for the L3 operands and a loop marked
 `tiling.stage_loop` over the stage tiles; each stage tile fetches its L3
@@ -35,6 +42,7 @@ from the tensor.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -58,7 +66,14 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.tiling import TiledOp
-from deeploy_mlir.passes.tile_select import STAGE_BUFFERS, in_l3, map_dims
+from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.passes.tile_select import (
+    STAGE_BUFFERS,
+    in_l3,
+    map_dims,
+    summed_whole,
+    tile_operands,
+)
 
 #: marks the loop over the tiles of one op (what dma-multibuffer works on)
 TILE_LOOP = "tiling.tile_loop"
@@ -153,27 +168,44 @@ def _index(b: Builder, v: int) -> SSAValue:
     return b.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))).result
 
 
-def _tile_loop(
-    b: Builder, variant: tuple[Part, ...], mark: str = TILE_LOOP
-) -> tuple[Builder, list[SSAValue | int]]:
-    """One loop over all tiles of the variant (none for a single tile), its
-    index split into the per-dim tile offsets. Returns a builder inside the
-    loop and the offset of each dim (an int where it is constant)."""
+def looped_dims(variant: tuple[Part, ...], first: Sequence[int] = ()) -> list[int]:
+    """The dims a variant's tile loop runs over, outermost first: those in
+    `first` (in their order), then the others in dim order."""
     looped = [d for d, p in enumerate(variant) if p.count > 1 and p.tie is None]
+    return [d for d in first if d in looped] + [d for d in looped if d not in first]
+
+
+def _tile_loop(
+    b: Builder,
+    variant: tuple[Part, ...],
+    mark: str = TILE_LOOP,
+    first: Sequence[int] = (),
+    span: tuple[int, int] | None = None,
+) -> tuple[Builder, list[SSAValue | int]]:
+    """One loop over the tiles of the variant (none for a single tile), its
+    index split into the per-dim tile offsets, the dims in `first` outermost.
+    `span`: only the tiles [lo, hi) of that order (all by default; a span of
+    one tile is no loop either). Returns a builder inside the loop and the
+    offset of each dim (an int where it is constant)."""
+    looped = looped_dims(variant, first)
     total = 1
     for d in looped:
         total *= variant[d].count
     offsets: list[SSAValue | int] = [p.base for p in variant]
     if not looped:
         return b, offsets
+    lo, hi = span if span is not None else (0, total)
     index: dict[int, SSAValue] = {}
-    lb, ub, one = _index(b, 0), _index(b, total), _index(b, 1)
-    end = scf.YieldOp()
-    body = Block([end], arg_types=[IndexType()])
-    loop = b.insert(scf.ForOp(lb, ub, one, [], Region(body)))
-    loop.attributes[mark] = UnitAttr()
-    b = Builder(InsertPoint.before(end))
-    iv: SSAValue = body.args[0]
+    iv: SSAValue
+    if hi - lo == 1:
+        iv = _index(b, lo)
+    else:
+        end = scf.YieldOp()
+        body = Block([end], arg_types=[IndexType()])
+        loop = b.insert(scf.ForOp(_index(b, lo), _index(b, hi), _index(b, 1), [], Region(body)))
+        loop.attributes[mark] = UnitAttr()
+        b = Builder(InsertPoint.before(end))
+        iv = body.args[0]
     inner_count = 1
     for d in reversed(looped):
         p = variant[d]
@@ -221,11 +253,15 @@ def _tile_op(
     ins: list[SSAValue],
     outs: list[SSAValue],
     origin: list[SSAValue],
+    accumulate: Sequence[int] = (),
 ) -> T.TrainingComputeOp:
     """The compute op of one tile: the op on the tile buffers, a window op
     with its tile's pads, a maxpool2d tile with its origin in the whole input
-    and that input's [C, H, W] (its Indices count in the whole input)."""
+    and that input's [C, H, W] (its Indices count in the whole input), the
+    outputs it adds into (`accumulate`)."""
     props = {k: p for k, p in inner.properties.items() if k != "operandSegmentSizes"}
+    if accumulate:
+        props["accumulate"] = DenseArrayBase.from_list(i64, list(accumulate))
     if isinstance(inner, T.WindowedOp):
         props.update(_tile_pads(inner, variant))
     if origin:
@@ -233,6 +269,13 @@ def _tile_op(
         props["index_frame"] = DenseArrayBase.from_list(i64, T.shape_of(inner.ins[0].type)[1:])
         return T.MaxPool2dOp(ins, (), outs, properties=props, origin=origin)
     return type(inner)(ins, (), outs, properties=props)
+
+
+def _realloc(b: Builder, buf: SSAValue) -> SSAValue:
+    """A new tile buffer like `buf`."""
+    alloc = b.insert(memref.AllocOp([], [], buf.type))
+    alloc.memref.name_hint = buf.name_hint
+    return alloc.memref
 
 
 Key = tuple[SSAValue, tuple[int | None, ...]]
@@ -278,15 +321,28 @@ class TilingMaterialize(ModulePass):
         dims_of = [map_dims(m) for m in space.maps]
         tiles = tiled.tile_sizes()
         outer_sizes = tiled.outer_sizes()
+        # the reduction dims that tile (stage tiles keep them whole)
+        acc = [d for d in sorted(space.accumulate) if tiles[d] < space.dims[d]]
+        if acc:
+            ops = tile_operands(inner)
+            split = sorted(
+                d for d in summed_whole(space, ops) if tiles[d] < space.dims[d] and d not in acc
+            )
+            if split:
+                raise DeeployError(
+                    f"tiling-materialize: {inner.name} adds into outputs over its reduction dims "
+                    f"{acc}, but dim {split[0]} also tiles and some of those outputs do not index "
+                    "it (they would add the same terms once per tile): keep it whole"
+                )
         outer = Builder(InsertPoint.before(tiled))
         if outer_sizes is None:
             srcs = {(v, d): _Source(v, False) for v, d in zip(values, dims_of, strict=True)}
             zero: list[Offset] = [0] * len(space.dims)
             for variant in variants(space, space.dims, tiles):
                 bufs = self._alloc_tiles(outer, variant, values, dims_of, tiled.level.data)
-                self._nest(outer, variant, inner, values, dims_of, n_in, bufs, srcs, zero)
+                self._nest(outer, variant, inner, values, dims_of, n_in, bufs, srcs, zero, acc)
         else:
-            self._staged(outer, tiled, inner, values, dims_of, n_in, outer_sizes, tiles)
+            self._staged(outer, tiled, inner, values, dims_of, n_in, outer_sizes, tiles, acc)
         Rewriter.erase_op(tiled)
 
     def _alloc_tiles(
@@ -328,6 +384,7 @@ class TilingMaterialize(ModulePass):
         n_in: int,
         outer_sizes: list[int],
         tiles: list[int],
+        acc: list[int],
     ) -> None:
         """Two tile levels: a loop over L2 stage tiles of the L3 operands (L3 ->
         L2 copies in, the L1 tile loops, L2 -> L3 copies out), the L1 tiles of
@@ -380,7 +437,7 @@ class TilingMaterialize(ModulePass):
             for iv in ivars:
                 # the L1 tiles of one inner variant live within one stage tile
                 bufs = self._alloc_tiles(lb, iv, values, dims_of, tiled.level.data)
-                self._nest(lb, iv, inner, values, dims_of, n_in, bufs, srcs, base)
+                self._nest(lb, iv, inner, values, dims_of, n_in, bufs, srcs, base, acc)
             tokens = []
             for key in stages:
                 if key in writes:
@@ -404,10 +461,71 @@ class TilingMaterialize(ModulePass):
         bufs: dict[Key, SSAValue],
         srcs: dict[Key, _Source],
         base: list[Offset],
+        acc: Sequence[int] = (),
     ) -> None:
-        """The tile loop of one variant; tile offsets are relative to `base`
-        (the stage tile's place) for staged sources, absolute otherwise."""
-        b, offsets = _tile_loop(b, variant)
+        """The tile loops of one variant; tile offsets are relative to `base`
+        (the stage tile's place) for staged sources, absolute otherwise.
+
+        With reduction dims that tile (`acc`), they are the outermost dims of
+        the loop order, and the outputs that do not index them are sums over
+        their tiles: the tiles whose reduction offsets are all 0 (the first
+        ones of the variant that starts each reduction dim) write them, the
+        others copy the partial sums in and add to them (`accumulate`). Tiles
+        run in order and the variants that start the reduction come first
+        (`variants` enumerates parts in order), so every sum starts with a
+        write."""
+        summed = [k for k, dims in enumerate(dims_of[n_in:]) if not set(acc) & set(dims)]
+        for k, dims in enumerate(dims_of[n_in:]):
+            assert k in summed or set(acc) <= set(dims), "an output indexes some of acc"
+        if not acc or not summed:
+            self._tiles(b, variant, inner, values, dims_of, n_in, bufs, srcs, base)
+            return
+        looped = looped_dims(variant, acc)
+        total = math.prod(variant[d].count for d in looped)
+        writes = math.prod(variant[d].count for d in looped if d not in acc)
+        if any(variant[d].base for d in acc):
+            spans = [(0, total, True)]  # the reduction started in an earlier variant
+        else:
+            spans = [(0, writes, False)] + ([(writes, total, True)] if writes < total else [])
+        for k, (lo, hi, adds) in enumerate(spans):
+            if k:
+                # buffers of its own per loop (dma-multibuffer makes rings of
+                # a loop's buffers); their lifetimes do not overlap
+                bufs = {key: _realloc(b, v) for key, v in bufs.items()}
+            self._tiles(
+                b,
+                variant,
+                inner,
+                values,
+                dims_of,
+                n_in,
+                bufs,
+                srcs,
+                base,
+                acc,
+                (lo, hi),
+                summed if adds else [],
+            )
+
+    def _tiles(
+        self,
+        b: Builder,
+        variant: tuple[Part, ...],
+        inner: T.TrainingComputeOp,
+        values: list[SSAValue],
+        dims_of: list[tuple[int | None, ...]],
+        n_in: int,
+        bufs: dict[Key, SSAValue],
+        srcs: dict[Key, _Source],
+        base: list[Offset],
+        first: Sequence[int] = (),
+        span: tuple[int, int] | None = None,
+        adds: Sequence[int] = (),
+    ) -> None:
+        """One tile loop (the tiles `span` of the order with `first`
+        outermost): per tile, copies in (with the partial sums of the outputs
+        it `adds` into), waits, the compute op, copies out, waits."""
+        b, offsets = _tile_loop(b, variant, TILE_LOOP, first, span)
         consts: dict[int, SSAValue] = {}
 
         def const(v: int) -> SSAValue:
@@ -429,7 +547,9 @@ class TilingMaterialize(ModulePass):
 
         tokens: list[SSAValue] = []
         copied_in: set[SSAValue] = set()
-        for v, dims in zip(values[:n_in], dims_of[:n_in], strict=True):
+        reads = list(zip(values[:n_in], dims_of[:n_in], strict=True))
+        reads += [(values[n_in + k], dims_of[n_in + k]) for k in adds]
+        for i, (v, dims) in enumerate(reads):
             tile = bufs[(v, dims)]
             if tile in copied_in:
                 continue
@@ -439,7 +559,7 @@ class TilingMaterialize(ModulePass):
             c = b.insert(
                 dma.CopyOp(src.value, offset_values(dims, src), tile, zeros, tile_shape(tile))
             )
-            c.token.name_hint = f"{v.name_hint or 't'}_in"
+            c.token.name_hint = f"{v.name_hint or 't'}_{'in' if i < n_in else 'sum'}"
             tokens.append(c.token)
         for t in tokens:
             b.insert(dma.WaitOp(t))
@@ -453,7 +573,7 @@ class TilingMaterialize(ModulePass):
                     const(o) if isinstance(o, int) else o
                     for o in (0 if d is None else _add(b, base[d], offsets[d]) for d in dims_of[0])
                 ]
-        b.insert(_tile_op(inner, variant, ins, outs, origin))
+        b.insert(_tile_op(inner, variant, ins, outs, origin, adds))
         tokens = []
         for v, dims in zip(values[n_in:], dims_of[n_in:], strict=True):
             tile = bufs[(v, dims)]

@@ -44,7 +44,12 @@ typedef struct {
  *   X[n, g*cg + c, ih, iw] (taps in the padding add nothing), parallel over
  *   blocks of the elements of dW (4 x 4 channels of one tap; one channel's
  *   kernel row when depthwise); dB[m] = sum over n, oh, ow of dY[n,m,oh,ow],
- *   parallel over m. */
+ *   parallel over m.
+ * acc_dX, acc_dW, acc_dB != 0: that output's sums start from its current
+ * value instead of 0 (a tile of a reduction after the first: the output
+ * channels for dX, the batch or the output rows for dW and dB). The terms
+ * follow in the order above, so splitting the outermost summed dim in order
+ * gives the same bits as one call. */
 typedef struct {
     const float *dY;
     const float *X;
@@ -57,6 +62,7 @@ typedef struct {
     uint32_t groups;
     uint32_t stride_h, stride_w, dil_h, dil_w;
     uint32_t pad_top, pad_left;
+    uint32_t acc_dX, acc_dW, acc_dB;
 } dm_conv2d_grad_args_t;
 
 /* [*lo, *hi): the j < count whose position j * step + off lies in [0, size)

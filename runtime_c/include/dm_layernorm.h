@@ -39,8 +39,10 @@ typedef struct {
 
 /* dScale[c] = sum over rows of dY * xhat, dBias[c] = sum over rows of dY (rows
  * in order); mean and inv_std are the forward's (not NULL); dScale or dBias
- * may be NULL. Parallel over the columns. Run it before a dX kernel that
- * overwrites dY in place. */
+ * may be NULL. acc != 0: each sum starts from the output's current value
+ * instead of 0 (the rows of a tile after the first: the sums continue in the
+ * same order, so splitting the rows in order gives the same bits). Parallel
+ * over the columns. Run it before a dX kernel that overwrites dY in place. */
 typedef struct {
     const float *dY;
     const float *X;
@@ -49,6 +51,7 @@ typedef struct {
     float *dScale;
     float *dBias;
     uint32_t rows, cols;
+    uint32_t acc;
 } dm_layernorm_grad_params_args_t;
 
 void dm_layernorm_fp32(void *args);

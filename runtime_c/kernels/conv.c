@@ -70,6 +70,7 @@ typedef struct {
     float *out;          /* tile channel 0, column 0; columns contiguous */
     uint32_t out_i;      /* between tile channels */
     const float *bias;   /* one per tile channel (added last), or NULL */
+    uint32_t acc;        /* != 0: each sum starts from out's value, not 0 */
 } dm_walk_t;
 
 /* JS, QS: in_j and in_q as constants, 0 to read them from the walk; KW: nq
@@ -81,7 +82,8 @@ typedef struct {
  * (last) column that fall in the padding: column j and kernel column q read
  * position j + QS * (q - 1) from the tile's first column. */
 DM_INLINE void dm_walk_tile(const dm_walk_t *k, const float *in, float *out, uint32_t MB,
-                            uint32_t OWB, int32_t JS, int32_t QS, uint32_t KW, int L, int R)
+                            uint32_t OWB, int32_t JS, int32_t QS, uint32_t KW, int L, int R,
+                            uint32_t skip)
 {
     const int32_t in_j = JS != 0 ? JS : k->in_j, in_q = QS != 0 ? QS : k->in_q;
     const int32_t w_q = KW != 0u ? 1 : k->w_q;
@@ -92,10 +94,17 @@ DM_INLINE void dm_walk_tile(const dm_walk_t *k, const float *in, float *out, uin
     float c[4][8];
 #pragma GCC unroll 4
     for (uint32_t i = 0; i < MB; i++) wp[i] = k->w + (int32_t)i * k->w_i;
+    if (k->acc) {
 #pragma GCC unroll 4
-    for (uint32_t i = 0; i < MB; i++)
+        for (uint32_t i = 0; i < MB; i++)
 #pragma GCC unroll 8
-        for (uint32_t j = 0; j < OWB; j++) c[i][j] = 0.0f;
+            for (uint32_t j = 0; j < OWB; j++) c[i][j] = out[i * k->out_i + j];
+    } else {
+#pragma GCC unroll 4
+        for (uint32_t i = 0; i < MB; i++)
+#pragma GCC unroll 8
+            for (uint32_t j = 0; j < OWB; j++) c[i][j] = 0.0f;
+    }
     const float *ip = in;
     if (KW == 0u && k->nr == 1u && nq == 1u) { /* one tap per channel (1 x 1 kernels) */
         for (uint32_t p = 0; p < k->np; p++, ip += k->in_p) {
@@ -163,33 +172,42 @@ DM_INLINE void dm_walk_tile(const dm_walk_t *k, const float *in, float *out, uin
         }
         if (p + 1u < k->np) ip += k->in_p;
     }
+    /* the first `skip` columns were stored by the previous tile of the row */
 #pragma GCC unroll 4
     for (uint32_t i = 0; i < MB; i++, out += k->out_i) {
         if (k->bias != NULL) {
             const float b = k->bias[i];
 #pragma GCC unroll 8
-            for (uint32_t j = 0; j < OWB; j++) out[j] = c[i][j] + b;
+            for (uint32_t j = 0; j < OWB; j++)
+                if (j >= skip) out[j] = c[i][j] + b;
         } else {
 #pragma GCC unroll 8
-            for (uint32_t j = 0; j < OWB; j++) out[j] = c[i][j];
+            for (uint32_t j = 0; j < OWB; j++)
+                if (j >= skip) out[j] = c[i][j];
         }
     }
 }
 
 /* `cols` (>= OWB) columns from k->in and k->out in tiles of OWB; the last
- * tile moved left to end at the last column (the columns it computes again
- * get the same bits). Each instance is its own function: its registers are
- * not shared with the loops of the caller. */
+ * tile moved left to end at the last column (it computes some columns again
+ * but stores only its new ones: with k->acc a column must be added to once).
+ * Each instance is its own function: its registers are not shared with the
+ * loops of the caller. */
 typedef void (*dm_tile_fn)(const dm_walk_t *k, uint32_t cols);
-#define DM_WALK_SPAN(NAME, MB, OWB, JS, QS, KW)                                              \
-    static __attribute__((noinline)) void NAME(const dm_walk_t *k, uint32_t cols)           \
-    {                                                                                        \
-        const int32_t in_j = (JS) != 0 ? (JS) : k->in_j;                                     \
-        for (uint32_t t = 0;; t += (OWB)) {                                                  \
-            if (t + (OWB) > cols) t = cols - (OWB);                                          \
-            dm_walk_tile(k, k->in + (int32_t)t * in_j, k->out + t, MB, OWB, JS, QS, KW, 0, 0); \
-            if (t + (OWB) >= cols) break;                                                    \
-        }                                                                                    \
+#define DM_WALK_SPAN(NAME, MB, OWB, JS, QS, KW)                                               \
+    static __attribute__((noinline)) void NAME(const dm_walk_t *k, uint32_t cols)            \
+    {                                                                                         \
+        const int32_t in_j = (JS) != 0 ? (JS) : k->in_j;                                      \
+        for (uint32_t t = 0;; t += (OWB)) {                                                   \
+            uint32_t skip = 0;                                                                \
+            if (t + (OWB) > cols) {                                                           \
+                skip = t + (OWB) - cols;                                                      \
+                t = cols - (OWB);                                                             \
+            }                                                                                 \
+            dm_walk_tile(k, k->in + (int32_t)t * in_j, k->out + t, MB, OWB, JS, QS, KW, 0, 0, \
+                         skip);                                                               \
+            if (t + (OWB) >= cols) break;                                                     \
+        }                                                                                     \
     }
 DM_WALK_SPAN(dm_tile_4x1, 4u, 1u, 0, 0, 0u)
 DM_WALK_SPAN(dm_tile_1x1, 1u, 1u, 0, 0, 0u)
@@ -206,19 +224,21 @@ DM_WALK_SPAN(dm_tile_1x8_k3r, 1u, 8u, 1, -1, 3u)
  * input gradient (QS = -1) with kernel columns 3 wide, stride and dilation
  * 1, a padding of 1 and as many output as input columns (k->in at column
  * -QS): the first and last tiles skip the padding, the others need no test
- * (a middle tile ends before the last column; the last one may overlap). */
-#define DM_SAME_ROW(NAME, MB, OWB, QS)                                                        \
-    static __attribute__((noinline)) void NAME(const dm_walk_t *k, uint32_t cols)           \
-    {                                                                                        \
-        if (cols == (OWB)) {                                                                 \
-            dm_walk_tile(k, k->in, k->out, MB, OWB, 1, QS, 3u, 1, 1);                        \
-            return;                                                                          \
-        }                                                                                    \
-        dm_walk_tile(k, k->in, k->out, MB, OWB, 1, QS, 3u, 1, 0);                            \
-        for (uint32_t t = (OWB); t + (OWB) < cols; t += (OWB))                               \
-            dm_walk_tile(k, k->in + t, k->out + t, MB, OWB, 1, QS, 3u, 0, 0);                \
-        dm_walk_tile(k, k->in + (cols - (OWB)), k->out + (cols - (OWB)), MB, OWB, 1, QS, 3u, 0, \
-                     1);                                                                     \
+ * (a middle tile ends before the last column; the last one may overlap the
+ * one before, and stores only its new columns). */
+#define DM_SAME_ROW(NAME, MB, OWB, QS)                                                      \
+    static __attribute__((noinline)) void NAME(const dm_walk_t *k, uint32_t cols)         \
+    {                                                                                      \
+        if (cols == (OWB)) {                                                               \
+            dm_walk_tile(k, k->in, k->out, MB, OWB, 1, QS, 3u, 1, 1, 0u);                  \
+            return;                                                                        \
+        }                                                                                  \
+        dm_walk_tile(k, k->in, k->out, MB, OWB, 1, QS, 3u, 1, 0, 0u);                      \
+        uint32_t t = (OWB);                                                                \
+        for (; t + (OWB) < cols; t += (OWB))                                               \
+            dm_walk_tile(k, k->in + t, k->out + t, MB, OWB, 1, QS, 3u, 0, 0, 0u);          \
+        dm_walk_tile(k, k->in + (cols - (OWB)), k->out + (cols - (OWB)), MB, OWB, 1, QS, 3u, \
+                     0, 1, t - (cols - (OWB)));                                            \
     }
 DM_SAME_ROW(dm_same_4x4, 4u, 4u, 1)
 DM_SAME_ROW(dm_same_1x8, 1u, 8u, 1)
@@ -322,6 +342,7 @@ void dm_conv2d_fp32(void *args)
     k.w_q = 1;
     k.np = cg;
     k.out_i = oplane;
+    k.acc = 0;
     /* units (n, g, block of 4 channels, oh) */
     dm_chunk(a->batch * a->groups * blocks * a->out_h, &u0, &u1);
     for (uint32_t u = u0; u < u1; u++) {
@@ -419,6 +440,7 @@ void dm_conv2d_grad_input_fp32(void *args)
     k.np = mg;
     k.out_i = plane;
     k.bias = NULL;
+    k.acc = a->acc_dX;
     /* units (n, g, block of 4 input channels, ih) */
     dm_chunk(a->batch * a->groups * blocks * a->in_h, &u0, &u1);
     for (uint32_t u = u0; u < u1; u++) {
@@ -466,10 +488,11 @@ DM_INLINE void dm_wgrad_tile(const dm_conv2d_grad_args_t *a, uint32_t m0, uint32
     dm_window_range(dh, a->stride_h, a->in_h, a->out_h, &oh0, &oh1);
     dm_window_range(dwo, sw, a->in_w, a->out_w, &ow0, &ow1);
     float c[4][4];
+    float *dw = a->dW + (m0 * cg + c0) * taps + kh * a->k_w + kw;
 #pragma GCC unroll 4
     for (uint32_t i = 0; i < MB; i++)
 #pragma GCC unroll 4
-        for (uint32_t j = 0; j < CB; j++) c[i][j] = 0.0f;
+        for (uint32_t j = 0; j < CB; j++) c[i][j] = a->acc_dW ? dw[(i * cg + j) * taps] : 0.0f;
     const uint32_t cols = ow1 - ow0;
     for (uint32_t n = 0; n < a->batch && cols > 0u; n++) {
         const float *dyn = a->dY + (n * a->out_ch + m0) * oplane + ow0;
@@ -522,8 +545,7 @@ DM_INLINE void dm_wgrad_tile(const dm_conv2d_grad_args_t *a, uint32_t m0, uint32
 #pragma GCC unroll 4
     for (uint32_t i = 0; i < MB; i++)
 #pragma GCC unroll 4
-        for (uint32_t j = 0; j < CB; j++)
-            a->dW[((m0 + i) * cg + c0 + j) * taps + kh * a->k_w + kw] = c[i][j];
+        for (uint32_t j = 0; j < CB; j++) dw[(i * cg + j) * taps] = c[i][j];
 }
 
 #define DM_WGRAD_TILE(NAME, MB, CB, SW)                                                    \
@@ -586,7 +608,13 @@ static __attribute__((noinline)) void dm_wgrad_k3(const dm_conv2d_grad_args_t *a
         for (uint32_t q = 0; q < 3u; q++) dm_wgrad_1x1_s1(a, m, c, xc, kh, q);
         return;
     }
+    float *dw = a->dW + (m * cg + c) * taps + kh * 3u;
     float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f;
+    if (a->acc_dW) {
+        c0 = dw[0];
+        c1 = dw[1];
+        c2 = dw[2];
+    }
     for (uint32_t n = 0; n < a->batch; n++) {
         const float *dyn = a->dY + (n * a->out_ch + m) * oplane;
         const float *xn = a->X + (n * a->in_ch + xc) * plane;
@@ -605,7 +633,6 @@ static __attribute__((noinline)) void dm_wgrad_k3(const dm_conv2d_grad_args_t *a
             for (uint32_t o = H; o < hi[2]; o++) c2 = fmaf(d[o], x[o + 2u], c2);
         }
     }
-    float *dw = a->dW + (m * cg + c) * taps + kh * 3u;
     dw[0] = c0;
     dw[1] = c1;
     dw[2] = c2;
@@ -659,7 +686,7 @@ void dm_conv2d_grad_weight_fp32(void *args)
     if (a->dB != NULL) {
         dm_chunk(a->out_ch, &e0, &e1);
         for (uint32_t m = e0; m < e1; m++) {
-            float acc = 0.0f;
+            float acc = a->acc_dB ? a->dB[m] : 0.0f;
             for (uint32_t n = 0; n < a->batch; n++) {
                 const float *dy = a->dY + (n * a->out_ch + m) * oplane;
                 for (uint32_t i = 0; i < oplane; i++) acc += dy[i];

@@ -76,7 +76,9 @@ void dm_layernorm_grad_params_fp32(void *args)
     uint32_t c0, c1;
     dm_chunk(cols, &c0, &c1);
     for (uint32_t c = c0; c < c1; c++) {
-        float ds = 0.0f, db = 0.0f;
+        /* acc: the sums so far (earlier tiles of the rows) are the start */
+        float ds = a->acc && a->dScale != NULL ? a->dScale[c] : 0.0f;
+        float db = a->acc && a->dBias != NULL ? a->dBias[c] : 0.0f;
         for (uint32_t r = 0; r < a->rows; r++) {
             const float dy = a->dY[r * cols + c];
             ds += dy * ((a->X[r * cols + c] - a->mean[r]) * a->inv_std[r]);

@@ -1435,3 +1435,47 @@ func.func @frame_too_small(%x: memref<1x2x6x6xf32, "L2">, %y: memref<1x2x3x3xf32
   func.return
 }
 // CHECK: index_frame must be [C, H, W] of the whole input, at least the tile's [2, 6, 6], got [2, 4, 6]
+
+// -----
+
+// accumulate: the outputs an op adds into (tiles of a reduction dim after the
+// first, written by tiling-materialize). Only the buffer form adds into outs.
+func.func @accumulate_tensor_form(%dy: tensor<1x3x3x3xf32>, %x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  %dw = training.conv2d_grad ins(%dy, %x, %w : tensor<1x3x3x3xf32>, tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) {outputs = ["dW"], accumulate = array<i64: 0>} -> tensor<3x2x3x3xf32>
+  func.return
+}
+// CHECK: {{^}}accumulate needs the buffer form (outs): it adds into them{{$}}
+
+// -----
+
+func.func @accumulate_out_of_range(%dy: memref<1x3x3x3xf32>, %x: memref<1x2x5x5xf32>, %w: memref<3x2x3x3xf32>, %dw: memref<3x2x3x3xf32>) {
+  training.conv2d_grad ins(%dy, %x, %w : memref<1x3x3x3xf32>, memref<1x2x5x5xf32>, memref<3x2x3x3xf32>) outs(%dw : memref<3x2x3x3xf32>) {outputs = ["dW"], accumulate = array<i64: 1>}
+  func.return
+}
+// CHECK: {{^}}accumulate must list output positions in increasing order, each once and below 1 (the number of outs), got [1]{{$}}
+
+// -----
+
+func.func @accumulate_twice(%dy: memref<1x3x3x3xf32>, %x: memref<1x2x5x5xf32>, %w: memref<3x2x3x3xf32>, %dw: memref<3x2x3x3xf32>, %db: memref<3xf32>) {
+  training.conv2d_grad ins(%dy, %x, %w : memref<1x3x3x3xf32>, memref<1x2x5x5xf32>, memref<3x2x3x3xf32>) outs(%dw, %db : memref<3x2x3x3xf32>, memref<3xf32>) {outputs = ["dW", "dB"], accumulate = array<i64: 1, 1>}
+  func.return
+}
+// CHECK: {{^}}accumulate must list output positions in increasing order, each once and below 2 (the number of outs), got [1, 1]{{$}}
+
+// -----
+
+// relu's kernel cannot add into its output
+func.func @accumulate_relu(%x: memref<4xf32>, %y: memref<4xf32>) {
+  training.relu ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) {accumulate = array<i64: 0>}
+  func.return
+}
+// CHECK: {{^}}accumulate lists output #0 but training.relu cannot add into it (conv2d_grad can into each output, layer_norm_grad into dScale and dBias){{$}}
+
+// -----
+
+// layer_norm_grad adds into dScale and dBias, not into dX
+func.func @accumulate_ln_dx(%dy: memref<4x8xf32>, %x: memref<4x8xf32>, %s: memref<8xf32>, %m: memref<4x1xf32>, %r: memref<4x1xf32>, %dx: memref<4x8xf32>, %ds: memref<8xf32>) {
+  training.layer_norm_grad ins(%dy, %x, %s, %m, %r : memref<4x8xf32>, memref<4x8xf32>, memref<8xf32>, memref<4x1xf32>, memref<4x1xf32>) outs(%dx, %ds : memref<4x8xf32>, memref<8xf32>) {axis = 1 : i64, outputs = ["dX", "dScale"], accumulate = array<i64: 0, 1>}
+  func.return
+}
+// CHECK: {{^}}accumulate lists output #0 but training.layer_norm_grad cannot add into it (conv2d_grad can into each output, layer_norm_grad into dScale and dBias){{$}}

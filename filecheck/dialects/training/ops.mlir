@@ -330,4 +330,19 @@ func.func @pool_buffer(%x: memref<2x4x8x8xf32, "L2">, %y: memref<2x4x4x4xf32, "L
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
 
+
+// accumulate (buffer form): the outputs a tile adds into
+func.func @accumulate_buffer(%dy: memref<1x3x3x3xf32, "L1">, %x: memref<1x2x5x5xf32, "L1">, %w: memref<3x2x3x3xf32, "L1">, %dw: memref<3x2x3x3xf32, "L1">, %db: memref<3xf32, "L1">,
+                             %ly: memref<4x8xf32, "L1">, %lx: memref<4x8xf32, "L1">, %s: memref<8xf32, "L1">, %m: memref<4x1xf32, "L1">, %r: memref<4x1xf32, "L1">, %ldx: memref<4x8xf32, "L1">, %ds: memref<8xf32, "L1">, %dbias: memref<8xf32, "L1">) {
+  training.conv2d_grad ins(%dy, %x, %w : memref<1x3x3x3xf32, "L1">, memref<1x2x5x5xf32, "L1">, memref<3x2x3x3xf32, "L1">) outs(%dw, %db : memref<3x2x3x3xf32, "L1">, memref<3xf32, "L1">) {outputs = ["dW", "dB"], accumulate = array<i64: 0, 1>}
+  training.layer_norm_grad ins(%ly, %lx, %s, %m, %r : memref<4x8xf32, "L1">, memref<4x8xf32, "L1">, memref<8xf32, "L1">, memref<4x1xf32, "L1">, memref<4x1xf32, "L1">) outs(%ldx, %ds, %dbias : memref<4x8xf32, "L1">, memref<8xf32, "L1">, memref<8xf32, "L1">) {axis = 1 : i64, accumulate = array<i64: 1, 2>}
+  func.return
+}
+
+// CHECK-NEXT:  func.func @accumulate_buffer(
+// CHECK-NEXT:    training.conv2d_grad ins(%dy, %x, %w : memref<1x3x3x3xf32, "L1">, memref<1x2x5x5xf32, "L1">, memref<3x2x3x3xf32, "L1">) outs(%dw, %db : memref<3x2x3x3xf32, "L1">, memref<3xf32, "L1">) {outputs = ["dW", "dB"], accumulate = array<i64: 0, 1>}
+// CHECK-NEXT:    training.layer_norm_grad ins(%ly, %lx, %s, %m, %r : memref<4x8xf32, "L1">, memref<4x8xf32, "L1">, memref<8xf32, "L1">, memref<4x1xf32, "L1">, memref<4x1xf32, "L1">) outs(%ldx, %ds, %dbias : memref<4x8xf32, "L1">, memref<8xf32, "L1">, memref<8xf32, "L1">) {axis = 1 : i64, accumulate = array<i64: 1, 2>}
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+
 // CHECK-NEXT:  }
