@@ -336,17 +336,22 @@ def solve_z3(
     import z3
 
     c = pareto_candidates(dims, whole, ops, model, hs)
+    # a combination above the budget is never chosen: Z3 gets the others
+    # (fewer Booleans; the footprint constraint still holds them to it)
+    ids = [i for i, f in enumerate(c.foot) if f <= budget]
+    if not ids:
+        raise ValueError("infeasible")
     opt = z3.Optimize()
     opt.set("timeout", timeout_ms)
-    pick = [z3.Bool(f"c{i}") for i in range(len(c.tiles))]
+    pick = [z3.Bool(f"c{i}") for i in ids]
     opt.add(z3.PbEq([(b, 1) for b in pick], 1))
-    opt.add(z3.PbLe([(b, f) for b, f in zip(pick, c.foot, strict=True)], budget))
+    opt.add(z3.PbLe([(b, c.foot[i]) for b, i in zip(pick, ids, strict=True)], budget))
     # one objective: the rank of each combination by cycles, then tile count
     # (the front's (cycles, count) pairs are distinct, so ranks keep the
     # order exactly while the weights stay small)
-    order = sorted(range(len(pick)), key=lambda i: (c.cost[i], c.count[i]))
-    rank = {i: r for r, i in enumerate(order)}
-    opt.minimize(z3.Sum([z3.If(b, rank[i], 0) for i, b in enumerate(pick)]))
+    order = sorted(range(len(pick)), key=lambda k: (c.cost[ids[k]], c.count[ids[k]]))
+    rank = {k: r for r, k in enumerate(order)}
+    opt.minimize(z3.Sum([z3.If(b, rank[k], 0) for k, b in enumerate(pick)]))
     r = opt.check()
     if r == z3.unsat:
         raise ValueError("infeasible")
@@ -354,8 +359,8 @@ def solve_z3(
         m = opt.model()  # after a timeout: the best model found so far
     except z3.Z3Exception:
         return with_halos([size if d in whole else 1 for d, size in enumerate(dims)], hs), False
-    chosen = next(i for i, b in enumerate(pick) if z3.is_true(m.eval(b, model_completion=True)))
-    return c.tiles[chosen], c.complete and r == z3.sat
+    chosen = next(k for k, b in enumerate(pick) if z3.is_true(m.eval(b, model_completion=True)))
+    return c.tiles[ids[chosen]], c.complete and r == z3.sat
 
 
 def solve_bruteforce(
