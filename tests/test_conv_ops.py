@@ -50,6 +50,17 @@ from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.tiling import TiledOp
 from deeploy_mlir.interp.interpreter import TrainingFunctions
 from deeploy_mlir.interp.reference import compute
+from deeploy_mlir.passes.tile_select import (
+    TileSelect,
+    footprint,
+    halos,
+    summed_whole,
+    tile_operands,
+    whole_dims,
+    with_halos,
+)
+from deeploy_mlir.passes.tiling_materialize import TilingMaterialize
+from deeploy_mlir.pipeline import make_context
 
 ROOT = Path(__file__).resolve().parents[1]
 RT = ROOT / "runtime_c"
@@ -555,7 +566,6 @@ def test_iteration_space_maps_are_single_dims(name: str, op: T.TrainingComputeOp
 
 def _tileable(op: T.TrainingComputeOp) -> set[int]:
     """The dims tile-select chooses (a tiled window's input dim follows its output)."""
-    from deeploy_mlir.passes.tile_select import whole_dims
 
     s = op.iteration_space()  # type: ignore[attr-defined]
     return set(range(len(s.dims))) - whole_dims(op)
@@ -675,16 +685,6 @@ def test_tiled_buffer_form_computes_the_same(name: str, budget: str) -> None:
     reduction dim; after tiling-materialize the interpreted numbers equal the
     untiled op's (maxpool2d's indices too: a tile numbers from its origin in
     the whole input)."""
-    from deeploy_mlir.passes.tile_select import (
-        TileSelect,
-        footprint,
-        halos,
-        tile_operands,
-        whole_dims,
-        with_halos,
-    )
-    from deeploy_mlir.passes.tiling_materialize import TilingMaterialize
-    from deeploy_mlir.pipeline import make_context
 
     cls, ins, outs, props = TILING_CASES[name]
     module = _buffer_module(cls, ins, outs, props)
@@ -737,17 +737,6 @@ def test_tiles_of_a_reduction_add_up(name: str) -> None:
     budget that only the smallest tiles of the reduction dims fit: the
     tiles after the first copy the partial sums in and add to them
     (`accumulate`), and the interpreted numbers equal the untiled op's."""
-    from deeploy_mlir.passes.tile_select import (
-        TileSelect,
-        footprint,
-        halos,
-        summed_whole,
-        tile_operands,
-        whole_dims,
-        with_halos,
-    )
-    from deeploy_mlir.passes.tiling_materialize import TilingMaterialize
-    from deeploy_mlir.pipeline import make_context
 
     cls, ins, outs, props = TILING_CASES[name]
     module = _buffer_module(cls, ins, outs, props)

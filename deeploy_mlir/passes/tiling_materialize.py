@@ -305,6 +305,20 @@ class _Source:
 
 
 @dataclass(frozen=True)
+class _TiledOperands:
+    """What the tile loops of one op read: the op, its operands (ins, then
+    outs) and their loop dims, where each one's tiles come from, and the
+    offset of the stage tile they lie in (zeros without stages)."""
+
+    inner: T.TrainingComputeOp
+    values: list[SSAValue]
+    dims_of: list[tuple[int | None, ...]]
+    n_in: int
+    srcs: dict[Key, _Source]
+    base: list[Offset]
+
+
+@dataclass(frozen=True)
 class TilingMaterialize(ModulePass):
     name = "tiling-materialize"
 
@@ -338,9 +352,10 @@ class TilingMaterialize(ModulePass):
         if outer_sizes is None:
             srcs = {(v, d): _Source(v, False) for v, d in zip(values, dims_of, strict=True)}
             zero: list[Offset] = [0] * len(space.dims)
+            op = _TiledOperands(inner, values, dims_of, n_in, srcs, zero)
             for variant in variants(space, space.dims, tiles):
                 bufs = self._alloc_tiles(outer, variant, values, dims_of, tiled.level.data)
-                self._nest(outer, variant, inner, values, dims_of, n_in, bufs, srcs, zero, acc)
+                self._nest(outer, variant, op, bufs, acc)
         else:
             self._staged(outer, tiled, inner, values, dims_of, n_in, outer_sizes, tiles, acc)
         Rewriter.erase_op(tiled)
@@ -434,10 +449,11 @@ class TilingMaterialize(ModulePass):
                 (v, d): _Source(stages[(v, d)], True) if (v, d) in stages else _Source(v, False)
                 for v, d in zip(values, dims_of, strict=True)
             }
+            op = _TiledOperands(inner, values, dims_of, n_in, srcs, base)
             for iv in ivars:
                 # the L1 tiles of one inner variant live within one stage tile
                 bufs = self._alloc_tiles(lb, iv, values, dims_of, tiled.level.data)
-                self._nest(lb, iv, inner, values, dims_of, n_in, bufs, srcs, base, acc)
+                self._nest(lb, iv, op, bufs, acc)
             tokens = []
             for key in stages:
                 if key in writes:
@@ -454,13 +470,8 @@ class TilingMaterialize(ModulePass):
         self,
         b: Builder,
         variant: tuple[Part, ...],
-        inner: T.TrainingComputeOp,
-        values: list[SSAValue],
-        dims_of: list[tuple[int | None, ...]],
-        n_in: int,
+        op: _TiledOperands,
         bufs: dict[Key, SSAValue],
-        srcs: dict[Key, _Source],
-        base: list[Offset],
         acc: Sequence[int] = (),
     ) -> None:
         """The tile loops of one variant; tile offsets are relative to `base`
@@ -474,11 +485,12 @@ class TilingMaterialize(ModulePass):
         run in order and the variants that start the reduction come first
         (`variants` enumerates parts in order), so every sum starts with a
         write."""
-        summed = [k for k, dims in enumerate(dims_of[n_in:]) if not set(acc) & set(dims)]
-        for k, dims in enumerate(dims_of[n_in:]):
+        outs = op.dims_of[op.n_in :]
+        summed = [k for k, dims in enumerate(outs) if not set(acc) & set(dims)]
+        for k, dims in enumerate(outs):
             assert k in summed or set(acc) <= set(dims), "an output indexes some of acc"
         if not acc or not summed:
-            self._tiles(b, variant, inner, values, dims_of, n_in, bufs, srcs, base)
+            self._tiles(b, variant, op, bufs)
             return
         looped = looped_dims(variant, acc)
         total = math.prod(variant[d].count for d in looped)
@@ -492,32 +504,14 @@ class TilingMaterialize(ModulePass):
                 # buffers of its own per loop (dma-multibuffer makes rings of
                 # a loop's buffers); their lifetimes do not overlap
                 bufs = {key: _realloc(b, v) for key, v in bufs.items()}
-            self._tiles(
-                b,
-                variant,
-                inner,
-                values,
-                dims_of,
-                n_in,
-                bufs,
-                srcs,
-                base,
-                acc,
-                (lo, hi),
-                summed if adds else [],
-            )
+            self._tiles(b, variant, op, bufs, acc, (lo, hi), summed if adds else [])
 
     def _tiles(
         self,
         b: Builder,
         variant: tuple[Part, ...],
-        inner: T.TrainingComputeOp,
-        values: list[SSAValue],
-        dims_of: list[tuple[int | None, ...]],
-        n_in: int,
+        op: _TiledOperands,
         bufs: dict[Key, SSAValue],
-        srcs: dict[Key, _Source],
-        base: list[Offset],
         first: Sequence[int] = (),
         span: tuple[int, int] | None = None,
         adds: Sequence[int] = (),
@@ -525,6 +519,8 @@ class TilingMaterialize(ModulePass):
         """One tile loop (the tiles `span` of the order with `first`
         outermost): per tile, copies in (with the partial sums of the outputs
         it `adds` into), waits, the compute op, copies out, waits."""
+        inner, values, dims_of, n_in = op.inner, op.values, op.dims_of, op.n_in
+        srcs, base = op.srcs, op.base
         b, offsets = _tile_loop(b, variant, TILE_LOOP, first, span)
         consts: dict[int, SSAValue] = {}
 
