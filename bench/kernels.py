@@ -257,8 +257,10 @@ def pool_cases() -> list[Case]:
         )
         init = (
             "    fill(X, P * IH * IW, 1);\n"
-            "    dm_pool2d_args_t a = {X, OUT, NULL, P, IH, IW, OH, OW, KS, KS, ST, ST, 1, 1,"
-            " PAD, PAD, 0};"
+            "    dm_pool2d_args_t a = {.X = X, .Y = OUT, .indices = NULL, .planes = P,"
+            " .in_h = IH, .in_w = IW, .out_h = OH, .out_w = OW, .k_h = KS, .k_w = KS,"
+            " .stride_h = ST, .stride_w = ST, .dil_h = 1, .dil_w = 1, .pad_top = PAD,"
+            " .pad_left = PAD};"
         )
         first, step, post = (
             ("-INFINITY", "v = x > v ? x : v;", "v")

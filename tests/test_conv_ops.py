@@ -1004,6 +1004,21 @@ def test_kernel_maxpool2d(lib: Lib, name: str) -> None:
         np.testing.assert_array_equal(dx.check(), dx_want)
 
 
+@pytest.mark.parametrize("name", list(POOL_CASES))
+def test_kernel_maxpool2d_ties_keep_the_first_tap(lib: Lib, name: str) -> None:
+    """Inputs of three values only, so most windows hold their maximum more
+    than once: the kernel keeps the first tap in window order (rows, then
+    columns), as the reference (onnxruntime's scan) does."""
+    cfg = POOL_CASES[name]
+    x = np.floor(rand(*cfg.x_shape) * 1.5).astype(np.float32)
+    y_want, i_want = compute(maxpool_op(cfg, x), [x])
+    for team in lib.teams():
+        y, idx = Guarded(cfg.y_shape), Guarded(cfg.y_shape, np.int64)
+        lib.run("dm_maxpool2d_fp32", PoolArgs(p(x), p(y.arr), p(idx.arr), *pool_geom(cfg)), team)
+        np.testing.assert_array_equal(y.check(), y_want)
+        np.testing.assert_array_equal(idx.check(), i_want)
+
+
 @pytest.mark.parametrize("include_pad", [False, True])
 @pytest.mark.parametrize("name", list(POOL_CASES))
 def test_kernel_avgpool2d(lib: Lib, name: str, include_pad: bool) -> None:

@@ -71,36 +71,71 @@ static void dm_index_frame(const dm_pool2d_args_t *a, uint32_t p, int64_t *row0,
     *width = (int64_t)a->frame_w;
 }
 
+/* The outputs [*lo, *hi) of a row whose every kernel column lies inside the
+ * input (no column range to compute per output there). */
+static void dm_pool_interior(const dm_win_t *w, uint32_t out_w, uint32_t *lo, uint32_t *hi)
+{
+    const uint32_t span = (w->k_w - 1u) * w->dil_w; /* first to last tap */
+    if (span >= w->in_w) {
+        *lo = *hi = 0;
+        return;
+    }
+    dm_window_range(-(int32_t)w->pad_left, w->stride_w, w->in_w - span, out_w, lo, hi);
+}
+
+/* Per output row: its kernel row range once; per output, its column range
+ * (the whole kernel in the interior), the maximum over the taps in that
+ * order with the first one kept on ties (and a NaN tap only when it comes
+ * first, as onnxruntime's `>` scan) and a pointer to it, turned into the
+ * int64 index once per output (only when indices are wanted). */
 void dm_maxpool2d_fp32(void *args)
 {
     const dm_pool2d_args_t *a = (const dm_pool2d_args_t *)args;
     const dm_win_t win = dm_win_fwd(a);
-    const uint32_t plane = a->in_h * a->in_w;
+    const uint32_t plane = a->in_h * a->in_w, dw = a->dil_w;
     const int64_t col0 = a->frame_w == 0u ? 0 : (int64_t)a->org_w;
-    uint32_t r0, r1;
+    uint32_t r0, r1, owl, owr;
+    dm_pool_interior(&win, a->out_w, &owl, &owr);
     dm_chunk(a->planes * a->out_h, &r0, &r1);
     for (uint32_t r = r0; r < r1; r++) {
         const uint32_t p = r / a->out_h, oh = r % a->out_h;
         const float *x = a->X + p * plane;
-        int64_t row0, width;
-        dm_index_frame(a, p, &row0, &width);
+        const int32_t ih0 = (int32_t)(oh * a->stride_h) - (int32_t)a->pad_top;
+        uint32_t kh0, kh1;
+        dm_window_range(ih0, a->dil_h, a->in_h, a->k_h, &kh0, &kh1);
+        float *y = a->Y + r * a->out_w;
+        int64_t *yi = a->indices != NULL ? a->indices + r * a->out_w : NULL;
+        int64_t row0 = 0, width = 0;
+        if (yi != NULL) dm_index_frame(a, p, &row0, &width);
         for (uint32_t ow = 0; ow < a->out_w; ow++) {
-            const dm_taps_t t = dm_taps(&win, oh, ow);
+            const int32_t iw0 = (int32_t)(ow * a->stride_w) - (int32_t)a->pad_left;
+            uint32_t kw0 = 0, kw1 = a->k_w;
+            if (ow < owl || ow >= owr) dm_window_range(iw0, dw, a->in_w, a->k_w, &kw0, &kw1);
             float best = -FLT_MAX;
-            int64_t at = -1;
-            for (uint32_t kh = t.kh0; kh < t.kh1; kh++) {
-                const uint32_t ih = dm_tap_h(&t, kh, a->dil_h);
-                for (uint32_t kw = t.kw0; kw < t.kw1; kw++) {
-                    const uint32_t iw = dm_tap_w(&t, kw, a->dil_w);
-                    const uint32_t i = ih * a->in_w + iw;
-                    if (at < 0 || x[i] > best) {
-                        best = x[i];
-                        at = (row0 + (int64_t)ih) * width + col0 + (int64_t)iw;
+            const float *at = NULL; /* the best tap */
+            if (kh0 < kh1 && kw0 < kw1) {
+                const uint32_t nkw = kw1 - kw0, row_step = a->dil_h * a->in_w;
+                const float *xr = x + (uint32_t)(ih0 + (int32_t)(kh0 * a->dil_h)) * a->in_w +
+                                  (uint32_t)(iw0 + (int32_t)(kw0 * dw));
+                at = xr;
+                best = *xr;
+                for (uint32_t kh = kh0; kh < kh1; kh++, xr += row_step) {
+                    const float *q = xr;
+                    for (uint32_t kw = 0; kw < nkw; kw++, q += dw) {
+                        const float v = *q;
+                        if (v > best) {
+                            best = v;
+                            at = q;
+                        }
                     }
                 }
             }
-            a->Y[r * a->out_w + ow] = best;
-            if (a->indices != NULL) a->indices[r * a->out_w + ow] = at;
+            y[ow] = best;
+            if (yi != NULL) {
+                const uint32_t off = at == NULL ? 0u : (uint32_t)(at - x);
+                const uint32_t bh = off / a->in_w, bw = off % a->in_w;
+                yi[ow] = at == NULL ? -1 : (row0 + (int64_t)bh) * width + col0 + (int64_t)bw;
+            }
         }
     }
 }
