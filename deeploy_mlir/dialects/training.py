@@ -20,6 +20,7 @@ Each op states, as Python interfaces rather than lists inside passes:
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -171,6 +172,10 @@ class IterationSpace:
     #: the others adding to them. Each output indexes every one of these dims
     #: or none of them.
     accumulate: frozenset[int] = frozenset()
+    #: inputs the kernels do not read (their shape only makes the op's
+    #: geometry), each with the output whose tile has the same shape and
+    #: stands in for it in a tile: no copy, no buffer of its own
+    unread: tuple[tuple[int, int], ...] = ()
 
     def tiled_windows(self) -> tuple[SlidingWindow, ...]:
         """The windows whose output dim may tile (it is neither whole nor a
@@ -1147,10 +1152,15 @@ class Conv2dGradOp(ConvOp):
             reduction |= {CONV_N, CONV_OH, CONV_OW}
         roles = ["dY", "X", "W", *grads]
         if grads == ["dX"]:
-            return g.space(roles, reduction, accumulate=frozenset(reduction & {CONV_M}))
+            # X is not read: its shape is dX's, and the dX tile stands in
+            sp = g.space(roles, reduction, accumulate=frozenset(reduction & {CONV_M}))
+            return dataclasses.replace(sp, unread=((self.X_IN, 0),))
         if "dX" not in grads:
             acc = frozenset({CONV_N, CONV_OH, CONV_OW})
-            return g.space(roles, reduction, spatial=True, accumulate=acc)
+            sp = g.space(roles, reduction, spatial=True, accumulate=acc)
+            if grads[0] == "dW":  # W is not read: the dW tile stands in
+                sp = dataclasses.replace(sp, unread=((self.W_IN, 0),))
+            return sp
         return g.space(roles, reduction)
 
     def accumulable(self) -> set[int]:

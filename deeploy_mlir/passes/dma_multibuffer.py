@@ -55,7 +55,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
-from deeploy_mlir.passes.tile_select import STAGE_BUFFERS
+from deeploy_mlir.passes.tile_select import STAGE_BUFFERS, stand_ins
 from deeploy_mlir.passes.tiling_materialize import STAGE_LOOP, TILE_LOOP
 
 REMARK = "dma.remark"
@@ -86,9 +86,11 @@ def refusal(loop: scf.ForOp) -> str | None:
             f"{_describe(c, copies)} keeps single buffering: it adds into its output tiles (a "
             "reduction dim tiles), and the next tile would fetch a sum before it is written back"
         )
+    # an input the kernels do not read may be an output's tile (a stand-in)
+    unread = set(stand_ins(c)) if isinstance(c, T.IterationSpaceInterface) else set()
     for k, out in enumerate(c.outs):
         for j, inp in enumerate(c.ins):
-            if out is inp:
+            if out is inp and j not in unread:
                 return (
                     f"{_describe(c, copies)} keeps single buffering: its output #{k} aliases "
                     f"input #{j} (written in place)"

@@ -97,27 +97,57 @@ def tile_operands(
 ) -> list[Operand]:
     """The distinct (value, index map) pairs of `op`: an operand read and written
     in place, or read twice the same way, is one tile buffer. `only` keeps the
-    values it accepts (e.g. the L3 ones, staged through L2)."""
+    values it accepts (e.g. the L3 ones, staged through L2). An input the
+    kernels do not read (`IterationSpace.unread`) has no tile buffer."""
     assert isinstance(op, T.IterationSpaceInterface)
     space = op.iteration_space()
     values: list[SSAValue] = [*op.ins, *op.outs]
+    unread = set(stand_ins(op))
     seen: dict[tuple[SSAValue, tuple[int | None, ...]], int] = {}
     out: list[Operand] = []
     for i, (v, m) in enumerate(zip(values, space.maps, strict=True)):
-        if only is not None and not only(v):
+        if (only is not None and not only(v)) or i in unread:
             continue
         dims = map_dims(m)
         is_out = i >= len(op.ins)
+        acc = tuple(sorted(space.accumulate - set(dims))) if is_out else ()
         key = (v, dims)
         if key in seen:
             prev = out[seen[key]]
             out[seen[key]] = Operand(
-                dims, prev.elem_bytes, prev.copy_in or not is_out, prev.copy_out or is_out
+                dims,
+                prev.elem_bytes,
+                prev.copy_in or not is_out,
+                prev.copy_out or is_out,
+                prev.acc_dims or acc,
             )
             continue
         seen[key] = len(out)
-        acc = tuple(sorted(space.accumulate - set(dims))) if is_out else ()
         out.append(Operand(dims, T.elem_bytes(v.type), not is_out, is_out, acc))
+    return out
+
+
+def stand_ins(op: T.TrainingComputeOp) -> dict[int, int]:
+    """The inputs the kernels do not read (`IterationSpace.unread`) that get
+    no tile buffer, each with the output (position among the outs) whose
+    tile stands in for it: same index map, shape and element type, so the
+    tile op verifies; not when the same tensor is also read through another
+    operand."""
+    assert isinstance(op, T.IterationSpaceInterface)
+    space = op.iteration_space()
+    maps = space.maps
+    n_in = len(op.ins)
+    out: dict[int, int] = {}
+    for i, o in space.unread:
+        v, w = op.ins[i], op.outs[o]
+        same = (
+            maps[i] == maps[n_in + o]
+            and T.shape_of(v.type) == T.shape_of(w.type)
+            and T.elem_of(v.type) == T.elem_of(w.type)
+        )
+        read_elsewhere = any(u is v for j, u in enumerate(op.ins) if j != i)
+        if same and not read_elsewhere:
+            out[i] = o
     return out
 
 

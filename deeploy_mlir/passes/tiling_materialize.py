@@ -71,6 +71,7 @@ from deeploy_mlir.passes.tile_select import (
     STAGE_BUFFERS,
     in_l3,
     map_dims,
+    stand_ins,
     summed_whole,
     tile_operands,
 )
@@ -316,6 +317,8 @@ class _TiledOperands:
     n_in: int
     srcs: dict[Key, _Source]
     base: list[Offset]
+    #: the unread inputs and the outputs whose tiles stand in for them
+    stand_in: dict[Key, Key]
 
 
 @dataclass(frozen=True)
@@ -335,6 +338,10 @@ class TilingMaterialize(ModulePass):
         dims_of = [map_dims(m) for m in space.maps]
         tiles = tiled.tile_sizes()
         outer_sizes = tiled.outer_sizes()
+        stand_in = {
+            (values[i], dims_of[i]): (values[n_in + o], dims_of[n_in + o])
+            for i, o in stand_ins(inner).items()
+        }
         # the reduction dims that tile (stage tiles keep them whole)
         acc = [d for d in sorted(space.accumulate) if tiles[d] < space.dims[d]]
         if acc:
@@ -352,12 +359,16 @@ class TilingMaterialize(ModulePass):
         if outer_sizes is None:
             srcs = {(v, d): _Source(v, False) for v, d in zip(values, dims_of, strict=True)}
             zero: list[Offset] = [0] * len(space.dims)
-            op = _TiledOperands(inner, values, dims_of, n_in, srcs, zero)
+            op = _TiledOperands(inner, values, dims_of, n_in, srcs, zero, stand_in)
             for variant in variants(space, space.dims, tiles):
-                bufs = self._alloc_tiles(outer, variant, values, dims_of, tiled.level.data)
+                bufs = self._alloc_tiles(
+                    outer, variant, values, dims_of, tiled.level.data, stand_in=stand_in
+                )
                 self._nest(outer, variant, op, bufs, acc)
         else:
-            self._staged(outer, tiled, inner, values, dims_of, n_in, outer_sizes, tiles, acc)
+            self._staged(
+                outer, tiled, inner, values, dims_of, n_in, outer_sizes, tiles, acc, stand_in
+            )
         Rewriter.erase_op(tiled)
 
     def _alloc_tiles(
@@ -369,13 +380,17 @@ class TilingMaterialize(ModulePass):
         level: str,
         only: set[Key] | None = None,
         suffix: str = "_tile",
+        stand_in: dict[Key, Key] | None = None,
     ) -> dict[Key, SSAValue]:
         """One buffer in `level` per distinct (value, index map), shaped like
-        the variant's tile."""
+        the variant's tile; an unread input (`stand_in`) gets its stand-in's."""
         sizes = [p.size for p in variant]
         bufs: dict[Key, SSAValue] = {}
+        stand_in = stand_in or {}
         for v, dims in zip(values, dims_of, strict=True):
             if (v, dims) in bufs or (only is not None and (v, dims) not in only):
+                continue
+            if (v, dims) in stand_in:
                 continue
             t = v.type
             assert isinstance(t, MemRefType)
@@ -387,6 +402,9 @@ class TilingMaterialize(ModulePass):
             )
             alloc.memref.name_hint = f"{v.name_hint or 't'}{suffix}"
             bufs[(v, dims)] = alloc.memref
+        for key, donor in stand_in.items():
+            if donor in bufs:
+                bufs[key] = bufs[donor]
         return bufs
 
     def _staged(
@@ -400,13 +418,14 @@ class TilingMaterialize(ModulePass):
         outer_sizes: list[int],
         tiles: list[int],
         acc: list[int],
+        stand_in: dict[Key, Key],
     ) -> None:
         """Two tile levels: a loop over L2 stage tiles of the L3 operands (L3 ->
         L2 copies in, the L1 tile loops, L2 -> L3 copies out), the L1 tiles of
         L2 operands copied straight from their tensor."""
         assert isinstance(inner, T.IterationSpaceInterface)
         space = inner.iteration_space()
-        staged = {(v, d) for v, d in zip(values, dims_of, strict=True) if in_l3(v)}
+        staged = {(v, d) for v, d in zip(values, dims_of, strict=True) if in_l3(v)} - set(stand_in)
         reads = {(v, d) for v, d in zip(values[:n_in], dims_of[:n_in], strict=True)}
         writes = {(v, d) for v, d in zip(values[n_in:], dims_of[n_in:], strict=True)}
         for ovar in itertools.product(
@@ -449,10 +468,12 @@ class TilingMaterialize(ModulePass):
                 (v, d): _Source(stages[(v, d)], True) if (v, d) in stages else _Source(v, False)
                 for v, d in zip(values, dims_of, strict=True)
             }
-            op = _TiledOperands(inner, values, dims_of, n_in, srcs, base)
+            op = _TiledOperands(inner, values, dims_of, n_in, srcs, base, stand_in)
             for iv in ivars:
                 # the L1 tiles of one inner variant live within one stage tile
-                bufs = self._alloc_tiles(lb, iv, values, dims_of, tiled.level.data)
+                bufs = self._alloc_tiles(
+                    lb, iv, values, dims_of, tiled.level.data, stand_in=stand_in
+                )
                 self._nest(lb, iv, op, bufs, acc)
             tokens = []
             for key in stages:
@@ -503,7 +524,11 @@ class TilingMaterialize(ModulePass):
             if k:
                 # buffers of its own per loop (dma-multibuffer makes rings of
                 # a loop's buffers); their lifetimes do not overlap
-                bufs = {key: _realloc(b, v) for key, v in bufs.items()}
+                fresh: dict[SSAValue, SSAValue] = {}
+                for v in bufs.values():
+                    if v not in fresh:
+                        fresh[v] = _realloc(b, v)
+                bufs = {key: fresh[v] for key, v in bufs.items()}
             self._tiles(b, variant, op, bufs, acc, (lo, hi), summed if adds else [])
 
     def _tiles(
@@ -543,7 +568,8 @@ class TilingMaterialize(ModulePass):
 
         tokens: list[SSAValue] = []
         copied_in: set[SSAValue] = set()
-        reads = list(zip(values[:n_in], dims_of[:n_in], strict=True))
+        reads = [r for r in zip(values[:n_in], dims_of[:n_in], strict=True) if r not in op.stand_in]
+        n_reads = len(reads)
         reads += [(values[n_in + k], dims_of[n_in + k]) for k in adds]
         for i, (v, dims) in enumerate(reads):
             tile = bufs[(v, dims)]
@@ -555,7 +581,7 @@ class TilingMaterialize(ModulePass):
             c = b.insert(
                 dma.CopyOp(src.value, offset_values(dims, src), tile, zeros, tile_shape(tile))
             )
-            c.token.name_hint = f"{v.name_hint or 't'}_{'in' if i < n_in else 'sum'}"
+            c.token.name_hint = f"{v.name_hint or 't'}_{'in' if i < n_reads else 'sum'}"
             tokens.append(c.token)
         for t in tokens:
             b.insert(dma.WaitOp(t))
