@@ -34,6 +34,7 @@ Ops:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -324,6 +325,91 @@ class RequestOp(IRDLOperation):
             raise VerifyException(f"count must be at least 1, got {self.count.value.data}")
 
 
+@dataclass(frozen=True)
+class CopyShape:
+    """A copy as the engines see it -- the source and destination memref
+    types, the box (sizes, in source order) and the perm -- without the op:
+    dma-decompose tries sub-boxes with it, and the checks are cached per
+    shape (a tiled model has thousands of copies of a few shapes)."""
+
+    src: Attribute
+    dst: Attribute
+    box: tuple[int, ...]
+    perm: tuple[int, ...]
+
+    @property
+    def is_in(self) -> bool:
+        """From the larger level to the smaller (ext to loc)."""
+        return LEVELS.index(level_of(self.src)) < LEVELS.index(level_of(self.dst))
+
+    @property
+    def hop(self) -> tuple[str, str]:
+        """(ext, loc): the larger level first."""
+        a, b = level_of(self.src), level_of(self.dst)
+        return (a, b) if self.is_in else (b, a)
+
+    def pattern(self) -> tuple[Dim, ...]:
+        return _pattern(self)
+
+    def bytes(self) -> int:
+        n = T.elem_bytes(self.src)
+        for s in self.box:
+            n *= s
+        return n
+
+    def legality(self, engine: EngineAttr) -> str | None:
+        return _legality(self, engine)
+
+    def misalignment(self, engine: EngineAttr) -> str | None:
+        align = engine.align.data
+        dims = self.pattern()
+        sizes = [dims[-1].count] + [x for d in dims[:-1] for x in (d.ext, d.loc)]
+        bad = next((x for x in sizes if x % align), None)
+        if bad is None:
+            return None
+        return (
+            f"engine '{engine.engine.data}' needs sizes and strides aligned to {align} bytes, "
+            f"the copy has {bad}"
+        )
+
+
+@functools.lru_cache(maxsize=8192)
+def _pattern(c: CopyShape) -> tuple[Dim, ...]:
+    src_st = contiguous_strides(T.shape_of(c.src))
+    dst_full = contiguous_strides(T.shape_of(c.dst))
+    dst_st = [dst_full[p] for p in c.perm]  # per box dim
+    ext, loc = (src_st, dst_st) if c.is_in else (dst_st, src_st)
+    return tuple(canonical_dims(c.box, ext, loc, T.elem_bytes(c.src)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _legality(c: CopyShape, engine: EngineAttr) -> str | None:
+    if c.hop != engine.hop:
+        src, dst = level_of(c.src), level_of(c.dst)
+        return (
+            f"engine '{engine.engine.data}' moves {engine.ext.data} <-> {engine.loc.data}, "
+            f"the copy {src} -> {dst}"
+        )
+    pattern = c.pattern()
+    r = copy_rank(list(pattern))
+    if r > engine.rank.data:
+        return f"the copy has rank {r}, engine '{engine.engine.data}' takes {engine.rank.data}"
+    n = c.bytes()
+    if n > engine.max_bytes.data:
+        return (
+            f"the copy moves {n} bytes, engine '{engine.engine.data}' at most "
+            f"{engine.max_bytes.data}"
+        )
+    run = pattern[-1].count  # contiguous bytes: the whole copy (rank 1) or a row
+    if run > engine.max_row.data:
+        what = "one contiguous run" if r == 1 else "rows"
+        return (
+            f"the copy moves {what} of {run} bytes, engine '{engine.engine.data}' at most "
+            f"{engine.max_row.data} contiguous bytes"
+        )
+    return None
+
+
 @irdl_op_definition
 class CopyOp(IRDLOperation):
     name = "dma.copy"
@@ -479,45 +565,20 @@ class CopyOp(IRDLOperation):
     def elem_bytes(self) -> int:
         return T.elem_bytes(self.src.type)
 
+    def shape(self) -> CopyShape:
+        """What the engine checks depend on: the two types, box and perm."""
+        return CopyShape(self.src.type, self.dst.type, tuple(self.box), tuple(self.perm_list))
+
     def pattern(self) -> list[Dim]:
         """Canonical access pattern (see canonical_dims) of this copy."""
-        src_st = contiguous_strides(T.shape_of(self.src.type))
-        dst_full = contiguous_strides(T.shape_of(self.dst.type))
-        dst_st = [dst_full[p] for p in self.perm_list]  # per box dim
-        ext, loc = (src_st, dst_st) if self.is_in else (dst_st, src_st)
-        return canonical_dims(self.box, ext, loc, self.elem_bytes())
+        return list(self.shape().pattern())
 
     def bytes(self) -> int:
-        n = self.elem_bytes()
-        for s in self.box:
-            n *= s
-        return n
+        return self.shape().bytes()
 
     def legality(self, engine: EngineAttr) -> str | None:
         """Why `engine` cannot run this copy as one transfer (None: it can)."""
-        if self.hop != engine.hop:
-            return (
-                f"engine '{engine.engine.data}' moves {engine.ext.data} <-> {engine.loc.data}, "
-                f"the copy {self.src_level} -> {self.dst_level}"
-            )
-        pattern = self.pattern()
-        r = copy_rank(pattern)
-        if r > engine.rank.data:
-            return f"the copy has rank {r}, engine '{engine.engine.data}' takes {engine.rank.data}"
-        n = self.bytes()
-        if n > engine.max_bytes.data:
-            return (
-                f"the copy moves {n} bytes, engine '{engine.engine.data}' at most "
-                f"{engine.max_bytes.data}"
-            )
-        run = pattern[-1].count  # contiguous bytes: the whole copy (rank 1) or a row
-        if run > engine.max_row.data:
-            what = "one contiguous run" if r == 1 else "rows"
-            return (
-                f"the copy moves {what} of {run} bytes, engine '{engine.engine.data}' at most "
-                f"{engine.max_row.data} contiguous bytes"
-            )
-        return None
+        return self.shape().legality(engine)
 
     def verify_(self) -> None:
         st, dt = self.src.type, self.dst.type
@@ -571,16 +632,7 @@ class CopyOp(IRDLOperation):
 
     def misalignment(self, engine: EngineAttr) -> str | None:
         """Why `engine` cannot align this copy's sizes and strides (None: it can)."""
-        align = engine.align.data
-        dims = self.pattern()
-        sizes = [dims[-1].count] + [x for d in dims[:-1] for x in (d.ext, d.loc)]
-        bad = next((x for x in sizes if x % align), None)
-        if bad is None:
-            return None
-        return (
-            f"engine '{engine.engine.data}' needs sizes and strides aligned to {align} bytes, "
-            f"the copy has {bad}"
-        )
+        return self.shape().misalignment(engine)
 
 
 @irdl_op_definition

@@ -81,17 +81,9 @@ class DmaDecompose(ModulePass):
         order = sorted((k for k in range(len(box)) if box[k] > 1), key=lambda k: -loc_strides[k])
         peeled: list[int] = []
         sub = list(box)
+        src_t, dst_t, perm_t = copy.src.type, copy.dst.type, tuple(copy.perm_list)
         while True:
-            probe = dma.CopyOp(
-                copy.src,
-                list(copy.src_offsets),
-                copy.dst,
-                list(copy.dst_offsets),
-                sub,
-                copy.perm_list,
-            )
-            why = probe.legality(engine)
-            probe.erase(safe_erase=False)
+            why = dma.CopyShape(src_t, dst_t, tuple(sub), perm_t).legality(engine)
             if why is None:
                 break
             if len(peeled) == len(order):
@@ -102,11 +94,7 @@ class DmaDecompose(ModulePass):
             k = order[len(peeled)]
             peeled.append(k)
             sub[k] = 1
-        probe = dma.CopyOp(
-            copy.src, list(copy.src_offsets), copy.dst, list(copy.dst_offsets), sub, copy.perm_list
-        )
-        bad = probe.misalignment(engine)
-        probe.erase(safe_erase=False)
+        bad = dma.CopyShape(src_t, dst_t, tuple(sub), perm_t).misalignment(engine)
         if bad is not None:
             big = copy.src if copy.is_in else copy.dst  # the tensor on the ext side
             name = f"%{big.name_hint}" if big.name_hint else f"a {big.type} tensor"
