@@ -37,11 +37,9 @@ the same bytes.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,8 +48,10 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import ort_reference as ort  # noqa: E402  (artifacts, onnxruntime-training loop, JSON layout)
+
 STEPS, ACCUM, LR = 5, 2, 0.05
-ORACLE = "onnxruntime-training"
 ARTIFACTS = ("training_model.onnx", "eval_model.onnx", "optimizer_model.onnx", "checkpoint")
 # torch vs onnxruntime-training, and --check's tolerance for the stored numbers
 # (the numbers are reproduced bit for bit on the same onnxruntime build; the
@@ -131,106 +131,6 @@ def make_data(ex: Example) -> dict[str, np.ndarray]:
     return {"input": x, "labels": labels}
 
 
-# --- onnxruntime-training ----------------------------------------------------
-
-
-def _session_options():  # noqa: ANN202 (onnxruntime is imported lazily)
-    import onnxruntime
-
-    so = onnxruntime.SessionOptions()
-    so.log_severity_level = 3  # errors only
-    so.intra_op_num_threads = 1  # same summation order on every machine
-    so.inter_op_num_threads = 1
-    return so
-
-
-@contextlib.contextmanager
-def _quiet_ort() -> Iterator[None]:
-    """Silence onnxruntime's info logging while the artifacts are generated.
-
-    set_default_logger_severity(3) covers sessions, but generate_artifacts
-    optimises the graph with a SessionOptions() of its own (log level -1), which
-    prints every graph transformer at info level; hand it quiet options."""
-    import onnxruntime
-
-    onnxruntime.set_default_logger_severity(3)
-    try:
-        from onnxruntime.training.onnxblock import _training_graph_utils as tgu
-    except ImportError:  # another layout: just let it talk
-        yield
-        return
-    saved = getattr(tgu, "SessionOptions", None)
-    if saved is None:
-        yield
-        return
-    tgu.SessionOptions = _session_options
-    try:
-        yield
-    finally:
-        tgu.SessionOptions = saved
-
-
-def generate(ex: Example, params: dict[str, np.ndarray], folder: Path) -> None:
-    from onnxruntime.training import artifacts
-
-    folder.mkdir(parents=True, exist_ok=True)  # generate_artifacts needs it to exist
-    with _quiet_ort():
-        artifacts.generate_artifacts(
-            forward_model(ex, params),
-            requires_grad=list(params),
-            loss=artifacts.LossType.CrossEntropyLoss,
-            optimizer=artifacts.OptimType.SGD,
-            artifact_directory=str(folder),
-        )
-
-
-def user_inputs(folder: Path, params: dict[str, np.ndarray]) -> list[tuple[str, list[int]]]:
-    """The user inputs of training_model.onnx, in order: its graph inputs less
-    the parameters, their gradient accumulation buffers and lazy_reset_grad."""
-    g = onnx.load(str(folder / "training_model.onnx")).graph
-    internal = {*params, *(f"{k}_grad.accumulation.buffer" for k in params), "lazy_reset_grad"}
-    return [
-        (
-            i.name,
-            [
-                d.dim_value if d.HasField("dim_value") else d.dim_param
-                for d in i.type.tensor_type.shape.dim
-            ],
-        )
-        for i in g.input
-        if i.name not in internal
-    ]
-
-
-def ort_train(
-    folder: Path, names: list[str], data: dict[str, np.ndarray]
-) -> tuple[list[float], dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """(losses, initial params, final params) from onnxruntime-training's API."""
-    from onnxruntime.training.api import CheckpointState, Module, Optimizer
-
-    state = CheckpointState.load_checkpoint(str(folder / "checkpoint"))
-    initial = {k: np.array(state.parameters[k].data, dtype=np.float32) for k in names}
-    module = Module(
-        str(folder / "training_model.onnx"),
-        state,
-        str(folder / "eval_model.onnx"),
-        session_options=_session_options(),
-    )
-    opt = Optimizer(str(folder / "optimizer_model.onnx"), module)
-    opt.set_learning_rate(LR)
-    module.train()
-    losses: list[float] = []
-    for s in range(STEPS):
-        for a in range(ACCUM):
-            i = s * ACCUM + a
-            loss = module(data["input"][i], data["labels"][i])
-            losses.append(float(np.float32(loss)))
-        opt.step()
-        module.lazy_reset_grad()
-    final = {k: np.array(state.parameters[k].data, dtype=np.float32) for k in names}
-    return losses, initial, final
-
-
 # --- torch cross-check -------------------------------------------------------
 
 
@@ -244,65 +144,41 @@ def torch_train(
     torch.set_num_threads(1)
     ps = {k: torch.tensor(v, requires_grad=True) for k, v in params.items()}
     n_layers = len(ex.widths) - 1
-    losses: list[float] = []
-    for s in range(STEPS):
-        for a in range(ACCUM):
-            i = s * ACCUM + a
-            h = torch.from_numpy(data["input"][i].copy())
-            for layer in range(1, n_layers + 1):
-                h = h @ ps[f"fc{layer}.weight"].T + ps[f"fc{layer}.bias"]
-                if layer < n_layers:
-                    h = torch.relu(h)
-            loss = torch.nn.functional.cross_entropy(
-                h, torch.from_numpy(data["labels"][i].copy()), reduction="mean"
-            )
-            loss.backward()  # .grad adds up over the mini-batches of the step
-            losses.append(float(loss.detach()))
+
+    def batch_loss(i: int) -> float:
+        h = torch.from_numpy(data["input"][i].copy())
+        for layer in range(1, n_layers + 1):
+            h = h @ ps[f"fc{layer}.weight"].T + ps[f"fc{layer}.bias"]
+            if layer < n_layers:
+                h = torch.relu(h)
+        loss = torch.nn.functional.cross_entropy(
+            h, torch.from_numpy(data["labels"][i].copy()), reduction="mean"
+        )
+        loss.backward()  # .grad adds up over the mini-batches of the step
+        return float(loss.detach())
+
+    def step() -> None:
         with torch.no_grad():
             for p in ps.values():
                 assert p.grad is not None
                 p -= LR * (grad_scale * p.grad)
                 p.grad = None
+
+    losses = ort.sgd_steps(STEPS, ACCUM, batch_loss, step)
     return losses, {k: v.detach().numpy().copy() for k, v in ps.items()}
-
-
-def _max_abs_diff(
-    l1: list[float], p1: dict[str, np.ndarray], l2: list[float], p2: dict[str, np.ndarray]
-) -> float:
-    return max(
-        float(np.max(np.abs(np.array(l1) - np.array(l2)))),
-        *(float(np.max(np.abs(p1[k] - p2[k]))) for k in p1),
-    )
-
-
-def _close(l1: list[float], p1: dict, l2: list[float], p2: dict, tol: dict) -> bool:
-    return bool(np.allclose(l1, l2, **tol)) and all(
-        np.allclose(np.asarray(p1[k]), np.asarray(p2[k]), **tol) for k in p1
-    )
 
 
 # --- one example -------------------------------------------------------------
 
 
-def _dump(obj: object, level: int = 0) -> str:
-    """JSON with one matrix row per line (short and diff-friendly)."""
-    pad, inner = " " * level, " " * (level + 1)
-    if isinstance(obj, dict):
-        items = [f"{inner}{json.dumps(k)}: {_dump(v, level + 1)}" for k, v in obj.items()]
-        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
-    if isinstance(obj, list) and obj and isinstance(obj[0], list):
-        return "[\n" + ",\n".join(inner + _dump(v, level + 1) for v in obj) + "\n" + pad + "]"
-    return json.dumps(obj)
-
-
 def write_example(ex: Example, folder: Path) -> dict:
     """Write every file of one example into folder; return expected.json's content."""
     params = init_params(ex)
-    generate(ex, params, folder)
+    ort.generate(forward_model(ex, params), folder, requires_grad=list(params))
     data = make_data(ex)
 
     # data.npz holds exactly the user inputs of the training graph, by name.
-    inputs = user_inputs(folder, params)
+    inputs = ort.user_inputs(folder, params)
     want = [("input", [ex.batch, ex.widths[0]]), ("labels", [ex.batch])]
     if inputs != want:
         raise SystemExit(f"{ex.name}: training_model.onnx user inputs {inputs}, expected {want}")
@@ -312,25 +188,24 @@ def write_example(ex: Example, folder: Path) -> dict:
     np.savez(folder / "data.npz", **data)  # zip entries carry a fixed date: same bytes
     np.savez(folder / "params.npz", **params)
 
-    losses, initial, final = ort_train(folder, list(params), data)
-    for k, v in params.items():
-        if not np.array_equal(initial[k], v):
-            raise SystemExit(f"{ex.name}: checkpoint's {k} differs from params.npz")
+    losses, initial, final = ort.ort_train(
+        folder, params, data, "labels", steps=STEPS, accum=ACCUM, lr=LR, label=ex.name
+    )
     if not np.mean(losses[-ACCUM:]) < np.mean(losses[:ACCUM]):
         raise SystemExit(f"{ex.name}: the loss does not decrease: {losses}")
 
     t_losses, t_final = torch_train(ex, params, data)
-    diff = _max_abs_diff(losses, final, t_losses, t_final)
-    if not _close(losses, final, t_losses, t_final, XCHECK_TOL):
+    diff = ort.max_abs_diff(losses, final, t_losses, t_final)
+    if not ort.close(losses, final, t_losses, t_final, XCHECK_TOL):
         m_losses, m_final = torch_train(ex, params, data, grad_scale=1.0 / ACCUM)
-        mean_diff = _max_abs_diff(losses, final, m_losses, m_final)
+        mean_diff = ort.max_abs_diff(losses, final, m_losses, m_final)
         raise SystemExit(
             f"{ex.name}: onnxruntime-training and torch disagree: max |diff| {diff:.3g} with "
             f"summed gradients, {mean_diff:.3g} with averaged gradients"
         )
 
     expected = {
-        "oracle": ORACLE,
+        "oracle": ort.ORACLE,
         "lr": LR,
         "steps": STEPS,
         "accum": ACCUM,
@@ -341,7 +216,7 @@ def write_example(ex: Example, folder: Path) -> dict:
         "params": {k: v.tolist() for k, v in final.items()},
         "initial_params": {k: v.tolist() for k, v in initial.items()},
     }
-    (folder / "expected.json").write_text(_dump(expected) + "\n")
+    (folder / "expected.json").write_text(ort.dump_json(expected) + "\n")
     return expected
 
 
@@ -372,18 +247,24 @@ def check_example(ex: Example, new_dir: Path, old_dir: Path) -> list[str]:
                 ):
                     problems.append(f"expected.json {key}[{k}] differs")
     for f in ("data.npz", "params.npz"):
-        try:
-            with np.load(old_dir / f) as a, np.load(new_dir / f) as b:
-                if sorted(a.files) != sorted(b.files) or any(
-                    a[k].dtype != b[k].dtype or not np.array_equal(a[k], b[k]) for k in b.files
-                ):
-                    problems.append(f"{f} differs")
-        except OSError as e:
-            problems.append(f"{f}: {e}")
+        problems += _npz_problems(old_dir / f, new_dir / f)
     for f in ARTIFACTS:
         if not (old_dir / f).is_file():
             problems.append(f"{f} missing")
     return problems
+
+
+def _npz_problems(old: Path, new: Path) -> list[str]:
+    """[] if the two .npz files hold the same arrays (names, dtypes, values)."""
+    try:
+        with np.load(old) as a, np.load(new) as b:
+            if sorted(a.files) != sorted(b.files) or any(
+                a[k].dtype != b[k].dtype or not np.array_equal(a[k], b[k]) for k in b.files
+            ):
+                return [f"{new.name} differs"]
+    except OSError as e:
+        return [f"{new.name}: {e}"]
+    return []
 
 
 def check() -> int:

@@ -94,7 +94,7 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import make_examples as mx  # noqa: E402  (shared helpers: quiet onnxruntime, JSON layout)
+import ort_reference as ort  # noqa: E402  (artifacts, onnxruntime-training loop, JSON layout)
 
 STEPS, ACCUM, LR = 3, 2, 0.05
 PUBLISHED_DIR = HERE / "published"
@@ -468,21 +468,16 @@ def export(spec: Spec, net: torch.nn.Module) -> onnx.ModelProto:
 def generate(spec: Spec, net: torch.nn.Module, params: dict[str, np.ndarray], folder: Path) -> None:
     import warnings
 
-    from onnxruntime.training import artifacts
-
-    folder.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notice
         model = export(spec, net)
-    with mx._quiet_ort():
-        artifacts.generate_artifacts(
-            model,
-            requires_grad=[k for k in params if spec.trainable(k)],
-            frozen_params=[k for k in params if not spec.trainable(k)],
-            loss=artifacts.LossType.MSELoss if spec.mse else artifacts.LossType.CrossEntropyLoss,
-            optimizer=artifacts.OptimType.SGD,
-            artifact_directory=str(folder),
-        )
+    ort.generate(
+        model,
+        folder,
+        requires_grad=[k for k in params if spec.trainable(k)],
+        frozen_params=[k for k in params if not spec.trainable(k)],
+        mse=spec.mse,
+    )
 
 
 def make_data(spec: Spec) -> dict[str, np.ndarray]:
@@ -499,34 +494,6 @@ def make_data(spec: Spec) -> dict[str, np.ndarray]:
     return {"input": x, "labels": labels.astype(np.int64)}
 
 
-def ort_train(
-    folder: Path, names: list[str], data: dict[str, np.ndarray], targets: str
-) -> tuple[list[float], dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """(losses, initial params, final params) from onnxruntime-training's API."""
-    from onnxruntime.training.api import CheckpointState, Module, Optimizer
-
-    state = CheckpointState.load_checkpoint(str(folder / "checkpoint"))
-    initial = {k: np.array(state.parameters[k].data, dtype=np.float32) for k in names}
-    module = Module(
-        str(folder / "training_model.onnx"),
-        state,
-        str(folder / "eval_model.onnx"),
-        session_options=mx._session_options(),
-    )
-    opt = Optimizer(str(folder / "optimizer_model.onnx"), module)
-    opt.set_learning_rate(LR)
-    module.train()
-    losses: list[float] = []
-    for s in range(STEPS):
-        for a in range(ACCUM):
-            i = s * ACCUM + a
-            losses.append(float(np.float32(module(data["input"][i], data[targets][i]))))
-        opt.step()
-        module.lazy_reset_grad()
-    final = {k: np.array(state.parameters[k].data, dtype=np.float32) for k in names}
-    return losses, initial, final
-
-
 def torch_train(
     spec: Spec, net: torch.nn.Module, params: dict[str, np.ndarray], data: dict[str, np.ndarray]
 ) -> tuple[list[float], dict[str, np.ndarray]]:
@@ -535,41 +502,32 @@ def torch_train(
     with torch.no_grad():
         for k, p in net.named_parameters():
             p.copy_(torch.from_numpy(params[k]))
-    losses: list[float] = []
-    for s in range(STEPS):
-        for a in range(ACCUM):
-            i = s * ACCUM + a
-            out = net(torch.from_numpy(data["input"][i].copy()))
-            target = torch.from_numpy(data[spec.targets][i].copy())
-            if spec.mse:
-                loss = torch.nn.functional.mse_loss(out, target)
-            else:
-                loss = torch.nn.functional.cross_entropy(out, target)
-            loss.backward()
-            losses.append(float(loss.detach()))
+
+    def batch_loss(i: int) -> float:
+        out = net(torch.from_numpy(data["input"][i].copy()))
+        target = torch.from_numpy(data[spec.targets][i].copy())
+        if spec.mse:
+            loss = torch.nn.functional.mse_loss(out, target)
+        else:
+            loss = torch.nn.functional.cross_entropy(out, target)
+        loss.backward()
+        return float(loss.detach())
+
+    def step() -> None:
         with torch.no_grad():
             for k, p in net.named_parameters():
                 if spec.trainable(k):
                     p -= LR * p.grad
                 p.grad = None
+
+    losses = ort.sgd_steps(STEPS, ACCUM, batch_loss, step)
     return losses, {k: v.detach().numpy().copy() for k, v in net.named_parameters()}
-
-
-def user_inputs(folder: Path) -> list[str]:
-    g = onnx.load(str(folder / "training_model.onnx")).graph
-    return [
-        i.name
-        for i in g.input
-        if i.type.tensor_type.elem_type != onnx.TensorProto.BOOL
-        and not i.name.endswith(".accumulation.buffer")
-        and i.name not in {n.name for n in g.initializer}
-    ]
 
 
 def write_model(spec: Spec, folder: Path, reference: bool) -> dict | None:
     net, params = build(spec)
     generate(spec, net, params, folder)
-    names = [n for n in user_inputs(folder) if n not in params]
+    names = [n for n, _ in ort.user_inputs(folder, params)]
     if names != ["input", spec.targets]:
         raise SystemExit(f"{spec.name}: training_model.onnx user inputs {names}")
     data = make_data(spec)
@@ -577,16 +535,15 @@ def write_model(spec: Spec, folder: Path, reference: bool) -> dict | None:
     np.savez(folder / "params.npz", **params)
     if not reference:
         return None
-    losses, initial, final = ort_train(folder, list(params), data, spec.targets)
-    for k, v in params.items():
-        if not np.array_equal(initial[k], v):
-            raise SystemExit(f"{spec.name}: checkpoint's {k} differs from params.npz")
+    losses, _, final = ort.ort_train(
+        folder, params, data, spec.targets, steps=STEPS, accum=ACCUM, lr=LR, label=spec.name
+    )
     t_losses, t_final = torch_train(spec, net, params, data)
-    diff = mx._max_abs_diff(losses, final, t_losses, t_final)
-    if not mx._close(losses, final, t_losses, t_final, XCHECK_TOL):
+    diff = ort.max_abs_diff(losses, final, t_losses, t_final)
+    if not ort.close(losses, final, t_losses, t_final, XCHECK_TOL):
         raise SystemExit(f"{spec.name}: onnxruntime-training and torch disagree: {diff:.3g}")
     ref = {
-        "oracle": mx.ORACLE,
+        "oracle": ort.ORACLE,
         "lr": LR,
         "steps": STEPS,
         "accum": ACCUM,
@@ -602,7 +559,7 @@ def write_model(spec: Spec, folder: Path, reference: bool) -> dict | None:
     frozen = [k for k in params if not spec.trainable(k)]
     if frozen:
         ref["frozen"] = frozen
-    (folder / "reference.json").write_text(mx._dump(ref) + "\n")
+    (folder / "reference.json").write_text(ort.dump_json(ref) + "\n")
     return ref
 
 
