@@ -184,6 +184,8 @@ CONV_LOOPS = """    for (int n = 0; n < NB; n++)
         }
         POST
     }"""
+#: the grad kernels' geometry; one call computes the whole sums (no accumulation)
+GRAD_GEOM = CONV_GEOM + ", .acc_dX = 0, .acc_dW = 0, .acc_dB = 0"
 X_AT = "X[((n * CI + (m / MG) * CG + c) * IH + ih) * IW + iw]"
 W_AT = "Wt[((m * CG + c) * KS + kh) * KS + kw]"
 DY_AT = "DY[((n * CO + m) * OH + oh) * OW + ow]"
@@ -216,7 +218,7 @@ def conv_cases(s: ConvShape) -> list[Case]:
         shape,
         s.macs,
         s.defines() + "static float OUT[NB * CI * IH * IW], REF[NB * CI * IH * IW];",
-        CONV_INIT + f"    dm_conv2d_grad_args_t a = {{DY, X, Wt, OUT, NULL, NULL, {CONV_GEOM}}};",
+        CONV_INIT + f"    dm_conv2d_grad_args_t a = {{DY, X, Wt, OUT, NULL, NULL, {GRAD_GEOM}}};",
         "    pi_cl_team_fork(1, dm_conv2d_grad_input_fp32, &a);",
         "    for (int i = 0; i < NB * CI * IH * IW; i++) REF[i] = 0.0f;\n"
         + conv_loops("", f"{dx_at} += {DY_AT} * {W_AT};", ""),
@@ -228,7 +230,7 @@ def conv_cases(s: ConvShape) -> list[Case]:
         shape,
         s.macs,
         s.defines() + "static float OUT[CO * CG * KS * KS], REF[CO * CG * KS * KS];",
-        CONV_INIT + f"    dm_conv2d_grad_args_t a = {{DY, X, NULL, NULL, OUT, NULL, {CONV_GEOM}}};",
+        CONV_INIT + f"    dm_conv2d_grad_args_t a = {{DY, X, NULL, NULL, OUT, NULL, {GRAD_GEOM}}};",
         "    pi_cl_team_fork(1, dm_conv2d_grad_weight_fp32, &a);",
         "    for (int i = 0; i < CO * CG * KS * KS; i++) REF[i] = 0.0f;\n"
         + conv_loops("", f"{dw_at} += {DY_AT} * {X_AT};", ""),
@@ -301,12 +303,19 @@ def pool_cases() -> list[Case]:
 # ------------------------------------------------------------------ running
 
 
-def measure(case: Case, tmp: Path) -> tuple[int, int, float]:
-    """(kernel instret, baseline instret, largest relative difference)"""
+def all_cases() -> list[Case]:
+    return [*gemm_cases(), *(c for s in CONV_SHAPES for c in conv_cases(s)), *pool_cases()]
+
+
+def driver_source(case: Case) -> str:
+    return DRIVER % {"decls": case.decls, "init": case.init, "call": case.call, "naive": case.naive}
+
+
+def build(case: Case, tmp: Path) -> Path:
+    """The case's driver compiled and linked for RV32; raises with the
+    compiler's words unless it builds without a warning."""
     src = tmp / "drv.c"
-    src.write_text(
-        DRIVER % {"decls": case.decls, "init": case.init, "call": case.call, "naive": case.naive}
-    )
+    src.write_text(driver_source(case))
     elf = tmp / "drv.elf"
     r = subprocess.run(
         [
@@ -328,6 +337,12 @@ def measure(case: Case, tmp: Path) -> tuple[int, int, float]:
     )
     if r.returncode != 0 or r.stderr.strip():
         raise RuntimeError(f"{case.name}: the driver does not build cleanly:\n{r.stderr}")
+    return elf
+
+
+def measure(case: Case, tmp: Path) -> tuple[int, int, float]:
+    """(kernel instret, baseline instret, largest relative difference)"""
+    elf = build(case, tmp)
     run = subprocess.run(qemu_command(elf), capture_output=True, text=True, timeout=300)
     got = re.search(r"KERNEL (\d+) NAIVE (\d+) ERR (\S+)", run.stdout + run.stderr)
     if got is None:
@@ -352,8 +367,7 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    cases = [*gemm_cases(), *(c for s in CONV_SHAPES for c in conv_cases(s)), *pool_cases()]
-    cases = [c for c in cases if not argv or c.family in argv]
+    cases = [c for c in all_cases() if not argv or c.family in argv]
     print(f"{'kernel':34} {'problem':22} {'instr/MAC':>9} {'naive':>7} {'ratio':>6}")
     bad: list[str] = []
     with tempfile.TemporaryDirectory() as t:
