@@ -319,7 +319,7 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
     from deeploy_mlir.emitters.c import EmitOptions, Project
     from deeploy_mlir.frontend.data import load_data, zero_data
     from deeploy_mlir.frontend.onnx_import import import_model
-    from deeploy_mlir.interp.interpreter import arena_sizes
+    from deeploy_mlir.interp.interpreter import check_arenas
     from deeploy_mlir.pipeline import parse_pipeline, pipeline_for, run_pipeline
 
     budgets = _budgets(args)
@@ -347,13 +347,7 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
         data = zero_data(model, n)
     module = model.module.clone()
     run_pipeline(module, spec, verify_each=getattr(args, "verify_each", True))
-    for level, size in arena_sizes(module).items():
-        cap = budgets[level.lower()]
-        if size > cap:
-            raise DeeployError(
-                f"the {level} arena needs {size} bytes but the {level} budget is {cap} bytes "
-                f"(--{level.lower()})"
-            )
+    check_arenas(module, budgets)
     opts = EmitOptions(
         target=args.target,
         steps=steps,

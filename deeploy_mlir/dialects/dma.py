@@ -302,6 +302,12 @@ def _parse_index_list(parser: Parser) -> list[SSAValue]:
     )
 
 
+def _parse_int_list(parser: Parser) -> list[int]:
+    return parser.parse_comma_separated_list(
+        Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+    )
+
+
 def _print_index_list(printer: Printer, vals: Sequence[SSAValue]) -> None:
     printer.print_string("[")
     printer.print_list(vals, printer.print_operand)
@@ -469,14 +475,8 @@ class CopyOp(IRDLOperation):
         dst_u = parser.parse_unresolved_operand()
         dst_off = _parse_index_list(parser)
         parser.parse_keyword("sizes")
-        sizes = parser.parse_comma_separated_list(
-            Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
-        )
-        perm = None
-        if parser.parse_optional_keyword("perm"):
-            perm = parser.parse_comma_separated_list(
-                Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
-            )
+        sizes = _parse_int_list(parser)
+        perm = _parse_int_list(parser) if parser.parse_optional_keyword("perm") else None
         engine = None
         if parser.parse_optional_keyword("engine"):
             e = parser.parse_attribute()
@@ -585,15 +585,14 @@ class CopyOp(IRDLOperation):
         assert isinstance(st, MemRefType) and isinstance(dt, MemRefType)
         ss, ds = T.shape_of(st), T.shape_of(dt)
         box, perm = self.box, self.perm_list
-        if len(self.src_offsets) != len(ss):
-            raise VerifyException(
-                f"expects one source offset per source dim ({len(ss)}), got {len(self.src_offsets)}"
-            )
-        if len(self.dst_offsets) != len(ds):
-            raise VerifyException(
-                f"expects one destination offset per destination dim ({len(ds)}), got "
-                f"{len(self.dst_offsets)}"
-            )
+        for side, offsets, shape in (
+            ("source", self.src_offsets, ss),
+            ("destination", self.dst_offsets, ds),
+        ):
+            if len(offsets) != len(shape):
+                raise VerifyException(
+                    f"expects one {side} offset per {side} dim ({len(shape)}), got {len(offsets)}"
+                )
         if len(box) != len(ss) or len(ds) != len(ss):
             raise VerifyException(
                 f"sizes, source and destination must have one rank: sizes has {len(box)}, "

@@ -106,6 +106,17 @@ def is_int(t: Attribute, width: int) -> bool:
     return isinstance(e, IntegerType) and e.width.data == width
 
 
+def _same_shape(a: Attribute, a_name: str, b: Attribute, b_name: str) -> tuple[int, ...]:
+    """The shape of `a` and `b`, which must be the same (`a_name`, `b_name`:
+    what the message calls them)."""
+    sa, sb = shape_of(a), shape_of(b)
+    if sa != sb:
+        raise VerifyException(
+            f"{a_name} ({fmt_shape(sa)}) and {b_name} ({fmt_shape(sb)}) must have the same shape"
+        )
+    return sa
+
+
 def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
     """numpy broadcasting of two static shapes, None when incompatible."""
     out: list[int] = []
@@ -427,6 +438,29 @@ class ElementwiseSpace(IterationSpaceInterface):
         return IterationSpace(out, tuple(maps), frozenset())
 
 
+class ListedGradsOp(TrainingComputeOp, ABC):
+    """A gradient op whose `outputs` lists the gradients it computes: some of
+    GRADS, each once and in that order (default: all of them); one output
+    each."""
+
+    GRADS: ClassVar[tuple[str, ...]] = ()
+    outputs = prop_def(ArrayAttr[StringAttr])
+
+    def grads(self) -> list[str]:
+        return [s.data for s in self.outputs.data]
+
+    def n_outs(self) -> int:
+        return len(self.outputs.data)
+
+    def verify_grads(self) -> None:
+        names = self.grads()
+        if not names or [g for g in self.GRADS if g in names] != names:
+            raise VerifyException(
+                f"outputs must list some of {', '.join(self.GRADS)}, each once and in that "
+                f"order, got {self.outputs}"
+            )
+
+
 # --------------------------------------------------------------------------
 # Compute ops
 # --------------------------------------------------------------------------
@@ -540,12 +574,8 @@ class ReluGradOp(TrainingComputeOp, ElementwiseAliasing, ElementwiseSpace):
     N_INS: ClassVar[tuple[int, int]] = (2, 2)
 
     def infer_shapes(self) -> list[tuple[int, ...]]:
-        dy, x = (shape_of(t) for t in self.in_types())
-        if dy != x:
-            raise VerifyException(
-                f"gradient dY ({fmt_shape(dy)}) and X ({fmt_shape(x)}) must have the same shape"
-            )
-        return [dy]
+        dy, x = self.in_types()
+        return [_same_shape(dy, "gradient dY", x, "X")]
 
 
 REDUCTIONS = ("mean", "sum")
@@ -703,13 +733,8 @@ class AccumulateOp(TrainingComputeOp, StateUpdate, ElementwiseSpace):
             raise VerifyException(f"reset flag must be a tensor<1xi1>, got {reset}")
 
     def infer_shapes(self) -> list[tuple[int, ...]]:
-        buf, grad = (shape_of(t) for t in self.in_types()[:2])
-        if buf != grad:
-            raise VerifyException(
-                f"buffer ({fmt_shape(buf)}) and gradient ({fmt_shape(grad)}) must have the same "
-                "shape"
-            )
-        return [buf]
+        buf, grad = self.in_types()[:2]
+        return [_same_shape(buf, "buffer", grad, "gradient")]
 
 
 @irdl_op_definition
@@ -720,14 +745,13 @@ class SgdOp(TrainingComputeOp, StateUpdate, ElementwiseSpace):
     N_INS: ClassVar[tuple[int, int]] = (3, 3)
 
     def infer_shapes(self) -> list[tuple[int, ...]]:
-        w, g, lr = (shape_of(t) for t in self.in_types())
-        if w != g:
+        w, g, lr = self.in_types()
+        shape = _same_shape(w, "weight", g, "gradient")
+        if shape_of(lr) not in ((), (1,)):
             raise VerifyException(
-                f"weight ({fmt_shape(w)}) and gradient ({fmt_shape(g)}) must have the same shape"
+                f"learning rate must have one element, got {fmt_shape(shape_of(lr))}"
             )
-        if lr not in ((), (1,)):
-            raise VerifyException(f"learning rate must have one element, got {fmt_shape(lr)}")
-        return [w]
+        return [shape]
 
 
 @irdl_op_definition
@@ -835,6 +859,13 @@ def _rank4(shape: Sequence[int], what: str, layout: str) -> tuple[int, int, int,
 
 
 AXES = ("height", "width")
+
+
+def _check_dy(dy: Sequence[int], forward: Sequence[int], how: str) -> None:
+    """A gradient op's dY has the shape of its forward's output (`forward`,
+    which `how` gives)."""
+    if tuple(dy) != tuple(forward):
+        raise VerifyException(f"dY has shape {fmt_shape(dy)} but {how} gives {fmt_shape(forward)}")
 
 
 @dataclass(frozen=True)
@@ -1089,7 +1120,7 @@ CONV_GRADS = ("dX", "dW", "dB")
 
 
 @irdl_op_definition
-class Conv2dGradOp(ConvOp):
+class Conv2dGradOp(ConvOp, ListedGradsOp):
     """(dX, dW, dB) = gradients of conv2d (com.microsoft ConvGrad): ins
     (dY, X, W), the forward's properties.
 
@@ -1102,34 +1133,19 @@ class Conv2dGradOp(ConvOp):
     N_INS: ClassVar[tuple[int, int]] = (3, 3)
     X_IN: ClassVar[int] = 1
     W_IN: ClassVar[int] = 2
+    GRADS: ClassVar[tuple[str, ...]] = CONV_GRADS
     outputs = prop_def(
         ArrayAttr[StringAttr],
         default_value=ArrayAttr([StringAttr(s) for s in CONV_GRADS]),
     )
 
-    def grads(self) -> list[str]:
-        return [s.data for s in self.outputs.data]
-
-    def n_outs(self) -> int:
-        return len(self.outputs.data)
-
     def verify_(self) -> None:
-        names = self.grads()
-        if not names or [g for g in CONV_GRADS if g in names] != names:
-            raise VerifyException(
-                f"outputs must list some of dX, dW, dB, each once and in that order, got "
-                f"{self.outputs}"
-            )
+        self.verify_grads()
         super().verify_()
 
     def infer_shapes(self) -> list[tuple[int, ...]]:
         g = self.geometry()
-        dy = shape_of(self.ins[0].type)
-        if dy != (g.n, g.m, g.oh, g.ow):
-            raise VerifyException(
-                f"dY has shape {fmt_shape(dy)} but X convolved with W gives "
-                f"{fmt_shape((g.n, g.m, g.oh, g.ow))}"
-            )
+        _check_dy(shape_of(self.ins[0].type), (g.n, g.m, g.oh, g.ow), "X convolved with W")
         shapes = {"dX": (g.n, g.c, g.h, g.w), "dW": (g.m, g.cg, g.kh, g.kw), "dB": (g.m,)}
         return [shapes[s] for s in self.grads()]
 
@@ -1232,11 +1248,7 @@ class PoolOp(WindowedOp, ABC):
         dx = shape_of(self.output_types()[0])
         n, c, oh, ow = self.pooled(dx, "dX")
         _rank4(dy, "dY", "N, C, OH, OW")
-        if tuple(dy) != (n, c, oh, ow):
-            raise VerifyException(
-                f"dY has shape {fmt_shape(dy)} but pooling dX ({fmt_shape(dx)}) gives "
-                f"{fmt_shape((n, c, oh, ow))}"
-            )
+        _check_dy(dy, (n, c, oh, ow), f"pooling dX ({fmt_shape(dx)})")
         return [dx]
 
 
@@ -1356,12 +1368,8 @@ class MaxPool2dGradOp(PoolOp):
             raise VerifyException(f"Indices must have i64 elements, got {elem_of(idx)}")
 
     def infer_shapes(self) -> list[tuple[int, ...]]:
-        dy, idx = (shape_of(t) for t in self.in_types())
-        if dy != idx:
-            raise VerifyException(
-                f"dY ({fmt_shape(dy)}) and Indices ({fmt_shape(idx)}) must have the same shape"
-            )
-        return self.grad_shapes(dy)
+        dy, idx = self.in_types()
+        return self.grad_shapes(_same_shape(dy, "dY", idx, "Indices"))
 
     def iteration_space(self) -> IterationSpace:
         return self.space(2, 1, grad=True)
@@ -1557,13 +1565,10 @@ class SoftmaxGradOp(TrainingComputeOp, ElementwiseAliasing, IterationSpaceInterf
     axis = prop_def(IntegerAttr[I64])
 
     def infer_shapes(self) -> list[tuple[int, ...]]:
-        dy, y = (shape_of(t) for t in self.in_types())
-        if dy != y:
-            raise VerifyException(
-                f"dY ({fmt_shape(dy)}) and Y ({fmt_shape(y)}) must have the same shape"
-            )
-        _check_axis(self.axis.value.data, len(y))
-        return [y]
+        dy, y = self.in_types()
+        shape = _same_shape(dy, "dY", y, "Y")
+        _check_axis(self.axis.value.data, len(shape))
+        return [shape]
 
     def iteration_space(self) -> IterationSpace:
         y = shape_of(self.ins[1].type)
@@ -1677,7 +1682,7 @@ LN_GRADS = ("dX", "dScale", "dBias")
 
 
 @irdl_op_definition
-class LayerNormGradOp(NormOp, NoAliasing):
+class LayerNormGradOp(NormOp, ListedGradsOp, NoAliasing):
     """(dX, dScale, dBias) = gradients of layer_norm: ins (dY, X, scale[, Mean,
     InvStdDev]), the forward's axis and epsilon.
 
@@ -1691,23 +1696,13 @@ class LayerNormGradOp(NormOp, NoAliasing):
     name = "training.layer_norm_grad"
     N_INS: ClassVar[tuple[int, int]] = (3, 5)
     X_IN: ClassVar[int] = 1
+    GRADS: ClassVar[tuple[str, ...]] = LN_GRADS
     outputs = prop_def(
         ArrayAttr[StringAttr], default_value=ArrayAttr([StringAttr(s) for s in LN_GRADS])
     )
 
-    def grads(self) -> list[str]:
-        return [s.data for s in self.outputs.data]
-
-    def n_outs(self) -> int:
-        return len(self.outputs.data)
-
     def verify_(self) -> None:
-        names = self.grads()
-        if not names or [g for g in LN_GRADS if g in names] != names:
-            raise VerifyException(
-                f"outputs must list some of dX, dScale, dBias, each once and in that order, got "
-                f"{self.outputs}"
-            )
+        self.verify_grads()
         if len(self.ins) == 4:
             raise VerifyException(
                 "expects Mean and InvStdDev both (5 inputs) or neither (3 inputs), got 4 inputs"
@@ -1718,11 +1713,8 @@ class LayerNormGradOp(NormOp, NoAliasing):
         return {k for k, g in enumerate(self.grads()) if g != "dX"}
 
     def infer_shapes(self) -> list[tuple[int, ...]]:
-        dy, x = (shape_of(t) for t in self.in_types()[:2])
-        if dy != x:
-            raise VerifyException(
-                f"dY ({fmt_shape(dy)}) and X ({fmt_shape(x)}) must have the same shape"
-            )
+        dy, x_type = self.in_types()[:2]
+        x = _same_shape(dy, "dY", x_type, "X")
         self.check_param(self.ins[2].type, "scale")
         if len(self.ins) == 5:
             self.check_stats(self.ins[3].type, "Mean")
@@ -1773,12 +1765,8 @@ class GeluGradOp(TrainingComputeOp, ElementwiseAliasing, ElementwiseSpace):
     N_INS: ClassVar[tuple[int, int]] = (2, 2)
 
     def infer_shapes(self) -> list[tuple[int, ...]]:
-        dy, x = (shape_of(t) for t in self.in_types())
-        if dy != x:
-            raise VerifyException(
-                f"dY ({fmt_shape(dy)}) and X ({fmt_shape(x)}) must have the same shape"
-            )
-        return [x]
+        dy, x = self.in_types()
+        return [_same_shape(dy, "dY", x, "X")]
 
 
 @irdl_op_definition

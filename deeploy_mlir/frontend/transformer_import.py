@@ -28,8 +28,6 @@ onnxruntime-training's fused forms lower onto the same ops:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import onnx
 from xdsl.dialects.builtin import (
@@ -46,7 +44,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
-from deeploy_mlir.frontend.conv_import import _reshape_to
+from deeploy_mlir.frontend.conv_import import _bind_named, _reshape_to
 from deeploy_mlir.frontend.onnx_import import (
     MS,
     _attrs,
@@ -69,12 +67,6 @@ def _axis(node: onnx.NodeProto, axis: int, rank: int) -> int:
 
 def _axis_attr(node: onnx.NodeProto, axis: int) -> dict[str, Attribute | None]:
     return {"axis": IntegerAttr(axis, i64)}
-
-
-def _bind_outputs(im: _Importer, names: Sequence[str], values: Sequence[SSAValue]) -> None:
-    for name, v in zip(names, values, strict=True):
-        v.name_hint = _ssa_name(name)
-        im.env[name] = v
 
 
 # --------------------------------------------------------------------------
@@ -139,7 +131,7 @@ def _layer_norm(im: _Importer, node: onnx.NodeProto) -> None:
     outs = list(node.output[:3])
     n = max(i + 1 for i, name in enumerate(outs) if name or i == 0)
     res = im.emit(node, T.LayerNormOp, ins, props, n_results=n)
-    _bind_outputs(im, [o for o in outs[:n] if o], [r for o, r in zip(outs, res, strict=False) if o])
+    _bind_named(im, [o for o in outs[:n] if o], [r for o, r in zip(outs, res, strict=False) if o])
 
 
 @handles(f"{MS}:LayerNormalizationGrad")
@@ -161,7 +153,7 @@ def _layer_norm_grad(im: _Importer, node: onnx.NodeProto) -> None:
     props = _norm_props(node, len(T.shape_of(x.type)))
     props["outputs"] = ArrayAttr([StringAttr(g) for g, _ in wanted])
     res = im.emit(node, T.LayerNormGradOp, ins, props, n_results=len(wanted))
-    _bind_outputs(im, [name for _, name in wanted], res)
+    _bind_named(im, [name for _, name in wanted], res)
 
 
 # --------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from xdsl.ir import Attribute, Operation
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.tiling import TiledOp
+from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.interp.reference import compute
 
 NP_OF: dict[str, Any] = {"f32": np.float32, "i64": np.int64, "i1": np.bool_}
@@ -228,6 +229,18 @@ def arena_sizes(module: ModuleOp) -> dict[str, int]:
         if isinstance(a, IntegerAttr):
             out[level] = a.value.data
     return out
+
+
+def check_arenas(module: ModuleOp, budgets: Mapping[str, int]) -> None:
+    """Raise when an arena of `module` is over its level's budget (`budgets`
+    by lower-case level: l1, l2, l3)."""
+    for level, size in arena_sizes(module).items():
+        cap = budgets[level.lower()]
+        if size > cap:
+            raise DeeployError(
+                f"the {level} arena needs {size} bytes but the {level} budget is {cap} bytes "
+                f"(--{level.lower()})"
+            )
 
 
 @dataclass

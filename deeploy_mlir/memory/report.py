@@ -213,7 +213,7 @@ def compiler(model: ModuleOp, board: str, target: str, l1: int, l2: int, l3: int
     """compile(regime, schedule): `model` (tensor form) through the default
     pipeline with memory-regime{board regime} and the budgets; an arena over
     its budget is an error, as for `lower`."""
-    from deeploy_mlir.interp.interpreter import arena_sizes
+    from deeploy_mlir.interp.interpreter import check_arenas
     from deeploy_mlir.pipeline import pipeline_for, run_pipeline
 
     budgets = {"l1": l1, "l2": l2, "l3": l3}
@@ -233,13 +233,7 @@ def compiler(model: ModuleOp, board: str, target: str, l1: int, l2: int, l3: int
             spec = spec.replace("solver=z3 buffers=1", "solver=z3 buffers=2")
         module = model.clone()
         run_pipeline(module, spec, verify_each=False)
-        for level, size in arena_sizes(module).items():
-            cap = budgets[level.lower()]
-            if size > cap:
-                raise DeeployError(
-                    f"the {level} arena needs {size} bytes but the {level} budget is {cap} "
-                    f"bytes (--{level.lower()})"
-                )
+        check_arenas(module, budgets)
         return module
 
     return compile_

@@ -191,39 +191,11 @@ class DmaMultibuffer(ModulePass):
         outs = [o for o in body.ops if isinstance(o, dma.CopyOp) and o.src in tiles]
         waits = [o for o in body.ops if isinstance(o, dma.WaitOp)]
         # the index arithmetic that computes this iteration's offsets
-        index_ops = [
-            o
-            for o in body.ops
-            if isinstance(
-                o, arith.ConstantOp | arith.DivUIOp | arith.RemUIOp | arith.MuliOp | arith.AddiOp
-            )
-        ]
+        index_ops = [o for o in body.ops if isinstance(o, _INDEX_TYPES)]
         _hoist(body, index_ops)
-        outer = Builder(InsertPoint.before(loop))
-        rings = {t: _ring(t, n) for t in tiles}
-        reqs_in = [outer.insert(dma.RequestOp(n)).token for _ in ins]
-        reqs_out = [outer.insert(dma.RequestOp(n)).token for _ in outs]
-        for r, c in zip(reqs_in + reqs_out, ins + outs, strict=True):
-            r.name_hint = c.token.name_hint
-        zero = _index(outer, 0)
-
-        def fetch(b: Builder, at: SSAValue, slot: SSAValue) -> None:
-            _fetch(b, iv, at, slot, index_ops, ins, reqs_in, rings)
-
-        fetch(outer, zero, zero)
         # the body: slot views, waits, prefetch, compute, write-back
         first = next(o for o in body.ops if o not in index_ops)
-        b = Builder(InsertPoint.before(first))
-        slot = b.insert(arith.RemUIOp(iv, _index(b, n))).result
-        views = {t: b.insert(dma.SlotOp(rings[t], slot)).result for t in tiles}
-        for r in reqs_in:
-            b.insert(dma.WaitOp(r, slot))
-        nxt = b.insert(arith.AddiOp(iv, _index(b, 1))).result
-        more = b.insert(arith.CmpiOp(nxt, loop.ub, "ult")).result
-        then = Block([scf.YieldOp()])
-        b.insert(scf.IfOp(more, [], Region(then), None))
-        tb = Builder(InsertPoint.before(then.last_op))  # type: ignore[arg-type]
-        fetch(tb, nxt, tb.insert(arith.RemUIOp(nxt, _index(tb, n))).result)
+        b, slot, views, reqs_out = _pipeline(loop, first, tiles, index_ops, ins, outs, n)
         trip = _trip_count(loop)
         # the output slot's previous write-back (tile i - n), once there is one
         _wait_previous(b, iv, n, trip, reqs_out, slot)
@@ -241,30 +213,11 @@ class DmaMultibuffer(ModulePass):
         new.attributes.update(compute.attributes)
         Rewriter.erase_op(compute)
         for c, r in zip(outs, reqs_out, strict=True):
-            b.insert(
-                dma.CopyOp(
-                    views[c.src],
-                    list(c.src_offsets),
-                    c.dst,
-                    list(c.dst_offsets),
-                    c.box,
-                    c.perm_list,
-                    c.engine,
-                    on=r,
-                    slot=slot,
-                )
-            )
-        for w in waits:
-            Rewriter.erase_op(w)
-        for c in ins + outs:
-            Rewriter.erase_op(c, safe_erase=False)
+            b.insert(_write_back(c, views, r, slot))
         # every write-back has landed after the loop: a wait per slot used
         if reqs_out:
             _wait_used(Builder(InsertPoint.after(loop)), loop, n, trip, reqs_out)
-        for t in tiles:
-            alloc = t.owner
-            assert isinstance(alloc, Operation)
-            Rewriter.erase_op(alloc)
+        _erase_single(waits, [*ins, *outs], tiles)
 
 
 def _fetch(
@@ -300,6 +253,79 @@ def _fetch(
                 slot=slot,
             )
         )
+
+
+def _pipeline(
+    loop: scf.ForOp,
+    first: Operation,
+    tiles: Sequence[SSAValue],
+    index_ops: Sequence[Operation],
+    ins: Sequence[dma.CopyOp],
+    outs: Sequence[dma.CopyOp],
+    n: int,
+) -> tuple[Builder, SSAValue, Mapping[SSAValue, SSAValue], Sequence[SSAValue]]:
+    """The part that the tile and stage loops share: each of `tiles` becomes a
+    ring of `n` slots and each copy of `ins` and `outs` a ring of `n` requests;
+    iteration 0's inputs are fetched before the loop. Before `first` in the
+    body: the iteration's slot (iv mod n) and its view of each ring, the waits
+    for its inputs, and the fetch of iteration iv + 1's (under `scf.if
+    iv + 1 < ub`). Returns a builder there, the slot, the views by tile and
+    the request rings of `outs`."""
+    iv = loop.body.block.args[0]
+    outer = Builder(InsertPoint.before(loop))
+    rings = {t: _ring(t, n) for t in tiles}
+    reqs_in = [outer.insert(dma.RequestOp(n)).token for _ in ins]
+    reqs_out = [outer.insert(dma.RequestOp(n)).token for _ in outs]
+    for r, c in zip(reqs_in + reqs_out, [*ins, *outs], strict=True):
+        r.name_hint = c.token.name_hint
+    zero = _index(outer, 0)
+    _fetch(outer, iv, zero, zero, index_ops, ins, reqs_in, rings)
+    b = Builder(InsertPoint.before(first))
+    slot = b.insert(arith.RemUIOp(iv, _index(b, n))).result
+    views = {t: b.insert(dma.SlotOp(rings[t], slot)).result for t in tiles}
+    for r in reqs_in:
+        b.insert(dma.WaitOp(r, slot))
+    nxt = b.insert(arith.AddiOp(iv, _index(b, 1))).result
+    more = b.insert(arith.CmpiOp(nxt, loop.ub, "ult")).result
+    then = Block([scf.YieldOp()])
+    b.insert(scf.IfOp(more, [], Region(then), None))
+    tb = Builder(InsertPoint.before(then.last_op))  # type: ignore[arg-type]
+    next_slot = tb.insert(arith.RemUIOp(nxt, _index(tb, n))).result
+    _fetch(tb, iv, nxt, next_slot, index_ops, ins, reqs_in, rings)
+    return b, slot, views, reqs_out
+
+
+def _write_back(
+    c: dma.CopyOp, views: Mapping[SSAValue, SSAValue], req: SSAValue, slot: SSAValue
+) -> dma.CopyOp:
+    """The write-back `c` from its tile's slot view, async on slot `slot` of
+    request ring `req`."""
+    return dma.CopyOp(
+        views[c.src],
+        list(c.src_offsets),
+        c.dst,
+        list(c.dst_offsets),
+        c.box,
+        c.perm_list,
+        c.engine,
+        on=req,
+        slot=slot,
+    )
+
+
+def _erase_single(
+    waits: Sequence[dma.WaitOp], copies: Sequence[dma.CopyOp], tiles: Sequence[SSAValue]
+) -> None:
+    """Erase what the rings replace: the single-buffered waits and copies,
+    and the allocs of the tiles."""
+    for w in waits:
+        Rewriter.erase_op(w)
+    for c in copies:
+        Rewriter.erase_op(c, safe_erase=False)
+    for t in tiles:
+        alloc = t.owner
+        assert isinstance(alloc, Operation)
+        Rewriter.erase_op(alloc)
 
 
 def _wait_previous(
@@ -397,7 +423,6 @@ def rewrite_stage_loop(loop: scf.ForOp, n: int) -> None:
     back without waiting (its slot's previous write-back waited for before the
     slot is written again, only once a previous write-back exists)."""
     body = loop.body.block
-    iv = body.args[0]
     stages = _stage_buffers(loop)
     # the L3 hop only (the L1 copies of a one-tile variant also sit in the body)
     ins = [o for o in body.ops if isinstance(o, dma.CopyOp) and o.src_level == "L3"]
@@ -417,41 +442,12 @@ def rewrite_stage_loop(loop: scf.ForOp, n: int) -> None:
     assert first_other is not None
     trip = _trip_count(loop)
     assert trip is not None, "stage loops have static bounds"
-    outer = Builder(InsertPoint.before(loop))
-    rings = {t: _ring(t, n) for t in stages}
-    reqs_in = [outer.insert(dma.RequestOp(n)).token for _ in ins]
-    reqs_out = [outer.insert(dma.RequestOp(n)).token for _ in outs]
-    for r, c in zip(reqs_in + reqs_out, ins + outs, strict=True):
-        r.name_hint = c.token.name_hint
-    zero = _index(outer, 0)
-
-    def fetch(b: Builder, at: SSAValue, slot: SSAValue) -> None:
-        _fetch(b, iv, at, slot, index_ops, ins, reqs_in, rings)
-
-    fetch(outer, zero, zero)
-    b = Builder(InsertPoint.before(first_other))
-    slot = b.insert(arith.RemUIOp(iv, _index(b, n))).result
-    views = {t: b.insert(dma.SlotOp(rings[t], slot)).result for t in stages}
-    for r in reqs_in:
-        b.insert(dma.WaitOp(r, slot))
-    nxt = b.insert(arith.AddiOp(iv, _index(b, 1))).result
-    more = b.insert(arith.CmpiOp(nxt, loop.ub, "ult")).result
-    then = Block([scf.YieldOp()])
-    b.insert(scf.IfOp(more, [], Region(then), None))
-    tb = Builder(InsertPoint.before(then.last_op))  # type: ignore[arg-type]
-    fetch(tb, nxt, tb.insert(arith.RemUIOp(nxt, _index(tb, n))).result)
+    b, slot, views, reqs_out = _pipeline(loop, first_other, stages, index_ops, ins, outs, n)
     _stage_stores(loop, b, outs, reqs_out, views, slot, n, trip)
-    for w in waits:
-        Rewriter.erase_op(w)
-    for c in ins + outs:
-        Rewriter.erase_op(c, safe_erase=False)
     # every other use of a stage tile (the L1 copies inside) reads its slot
     for t in stages:
         t.replace_uses_with_if(views[t], lambda u: loop.is_ancestor(u.operation))
-    for t in stages:
-        alloc = t.owner
-        assert isinstance(alloc, Operation)
-        Rewriter.erase_op(alloc)
+    _erase_single(waits, [*ins, *outs], stages)
 
 
 def _stage_stores(
@@ -472,20 +468,7 @@ def _stage_stores(
         return
     _wait_previous(b, loop.body.block.args[0], n, trip, reqs_out, slot)
     for c, r in zip(outs, reqs_out, strict=True):
-        Rewriter.insert_op(
-            dma.CopyOp(
-                views[c.src],
-                list(c.src_offsets),
-                c.dst,
-                list(c.dst_offsets),
-                c.box,
-                c.perm_list,
-                c.engine,
-                on=r,
-                slot=slot,
-            ),
-            InsertPoint.before(c),
-        )
+        Rewriter.insert_op(_write_back(c, views, r, slot), InsertPoint.before(c))
     after = Builder(InsertPoint.after(loop))
     for r in reqs_out:
         for k in range(min(n, trip)):

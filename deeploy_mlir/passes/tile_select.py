@@ -38,12 +38,13 @@ the whole L3 operands fit, the outer tiles are the whole dims.
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import NDArray
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr, i64
@@ -60,6 +61,15 @@ from deeploy_mlir.errors import DeeployError
 #: for fit the free L2, so its L3 hop stays single-buffered
 STAGE_BUFFERS = "tiling.stage_buffers"
 
+#: tile-size combinations: one row per combination, one column per loop dim
+#: (the cost model scores every row at once; one combination is one row)
+Combos = NDArray[np.int64]
+
+
+def as_combos(tiles: Sequence[int]) -> Combos:
+    """One combination as a one-row `Combos`."""
+    return np.asarray([tiles], dtype=np.int64).reshape(1, len(tiles))
+
 
 @dataclass(frozen=True)
 class Operand:
@@ -74,13 +84,22 @@ class Operand:
     #: reduction) dims tiles: its tiles are then also copied in
     acc_dims: tuple[int, ...] = ()
 
-    def tile_elems(self, tiles: Sequence[int]) -> int:
-        return math.prod(1 if d is None else tiles[d] for d in self.dims)
+    def tile_elems(self, t: Combos) -> NDArray[np.int64]:
+        """Elements of its tile, per combination."""
+        elems = np.ones(len(t), dtype=np.int64)
+        for d in self.dims:
+            if d is not None:
+                elems *= t[:, d]
+        return elems
 
-    def moves(self, dims: Sequence[int], tiles: Sequence[int]) -> int:
-        """Transfers per tile: in, out, and in again when it accumulates."""
-        acc = any(tiles[d] < dims[d] for d in self.acc_dims)
-        return int(self.copy_in or acc) + int(self.copy_out)
+    def moves(self, dims: Sequence[int], t: Combos) -> NDArray[np.int64]:
+        """Transfers per tile and combination: in, out, and in again when it
+        accumulates (one of its `acc_dims` tiles)."""
+        moves = np.full(len(t), int(self.copy_in) + int(self.copy_out), dtype=np.int64)
+        if self.acc_dims and not self.copy_in:
+            acc = list(self.acc_dims)
+            moves += np.any(t[:, acc] < np.asarray(dims, dtype=np.int64)[acc], axis=1)
+        return moves
 
 
 def map_dims(m: AffineMap) -> tuple[int | None, ...]:
@@ -208,19 +227,43 @@ def with_halos(tiles: Sequence[int], hs: Sequence[Halo]) -> list[int]:
     return out
 
 
-def tile_count(dims: Sequence[int], tiles: Sequence[int], hs: Sequence[Halo] = ()) -> int:
-    """Tiles of the loop nest (an input dim that follows its window's output
-    dim adds none)."""
+def tile_counts(dims: Sequence[int], t: Combos, hs: Sequence[Halo] = ()) -> NDArray[np.int64]:
+    """Tiles of the loop nest, per combination (an input dim that follows its
+    window's output dim adds none)."""
     derived = {h.in_dim for h in hs}
-    return math.prod(
-        -(-n // t) for d, (n, t) in enumerate(zip(dims, tiles, strict=True)) if d not in derived
-    )
+    count = np.ones(len(t), dtype=np.int64)
+    for d, n in enumerate(dims):
+        if d not in derived:
+            count *= -(-n // t[:, d])
+    return count
+
+
+def tile_count(dims: Sequence[int], tiles: Sequence[int], hs: Sequence[Halo] = ()) -> int:
+    """`tile_counts` of one combination."""
+    return int(tile_counts(dims, as_combos(tiles), hs)[0])
 
 
 @dataclass(frozen=True)
 class CostModel:
     setup: int = 100  # cycles per transfer
     bandwidth: int = 8  # bytes per cycle
+
+    def objective(
+        self,
+        dims: Sequence[int],
+        t: Combos,
+        ops: Sequence[Operand],
+        hs: Sequence[Halo] = (),
+    ) -> NDArray[np.int64]:
+        """Cycles x bandwidth of each combination's tile loop, an exact
+        integer: per tile, the transfers of its operand tiles (halos
+        included), each `setup` cycles plus its bytes over the bandwidth."""
+        per_tile = np.zeros(len(t), dtype=np.int64)
+        for o in ops:
+            per_tile += o.moves(dims, t) * (
+                self.setup * self.bandwidth + o.tile_elems(t) * o.elem_bytes
+            )
+        return tile_counts(dims, t, hs) * per_tile
 
     def cycles(
         self,
@@ -229,17 +272,21 @@ class CostModel:
         ops: Sequence[Operand],
         hs: Sequence[Halo] = (),
     ) -> float:
-        """Per tile, the transfers of its operand tiles (halos included)."""
-        n = tile_count(dims, tiles, hs)
-        per_tile = 0.0
-        for o in ops:
-            moves = o.moves(dims, tiles)
-            per_tile += moves * (self.setup + o.tile_elems(tiles) * o.elem_bytes / self.bandwidth)
-        return n * per_tile
+        """The cycles of one combination's tile loop (`objective` / bandwidth)."""
+        return int(self.objective(dims, as_combos(tiles), ops, hs)[0]) / self.bandwidth
+
+
+def footprints(t: Combos, ops: Sequence[Operand]) -> NDArray[np.int64]:
+    """Bytes of one buffer of every operand tile, per combination."""
+    foot = np.zeros(len(t), dtype=np.int64)
+    for o in ops:
+        foot += o.tile_elems(t) * o.elem_bytes
+    return foot
 
 
 def footprint(tiles: Sequence[int], ops: Sequence[Operand], buffers: int) -> int:
-    return buffers * sum(o.tile_elems(tiles) * o.elem_bytes for o in ops)
+    """L1 bytes of one combination's tile buffers, `buffers` of each."""
+    return buffers * int(footprints(as_combos(tiles), ops)[0])
 
 
 def candidates(n: int) -> list[int]:
@@ -259,6 +306,22 @@ def _thin(cands: list[int], keep: int) -> list[int]:
         return cands
     step = (len(cands) - 1) / (keep - 1)
     return sorted({cands[round(i * step)] for i in range(keep)})
+
+
+def combinations(
+    per_dim: Sequence[Sequence[int]], dims: Sequence[int], hs: Sequence[Halo] = ()
+) -> Combos:
+    """Every combination of the sizes of `per_dim` (in `itertools.product`
+    order), the input dim of each halo set from its output dim's tile."""
+    grids = np.meshgrid(*[np.asarray(c, dtype=np.int64) for c in per_dim], indexing="ij")
+    t = np.stack([g.reshape(-1) for g in grids], axis=1)
+    for h in hs:
+        sizes = [int(v) for v in np.unique(t[:, h.out_dim])]
+        lookup = np.zeros(max(sizes) + 1, dtype=np.int64)
+        for v in sizes:
+            lookup[v] = with_halos([*dims[: h.out_dim], v, *dims[h.out_dim + 1 :]], [h])[h.in_dim]
+        t[:, h.in_dim] = lookup[t[:, h.out_dim]]
+    return t
 
 
 @dataclass(frozen=True)
@@ -290,40 +353,16 @@ def pareto_candidates(
     """Every combination of candidate sizes, scored in numpy, reduced to the
     (footprint, objective) front. The input dim of each halo follows its
     output dim's tile (it is in `whole`, and its column is overwritten)."""
-    import numpy as np
-
     per_dim = [[size] if d in whole else candidates(size) for d, size in enumerate(dims)]
     complete = True
     while math.prod(len(c) for c in per_dim) > MAX_COMBINATIONS:
         complete = False
         widest = max(range(len(per_dim)), key=lambda d: len(per_dim[d]))
         per_dim[widest] = _thin(per_dim[widest], max(2, len(per_dim[widest]) // 2))
-    grids = np.meshgrid(*[np.asarray(c, dtype=np.int64) for c in per_dim], indexing="ij")
-    t = np.stack([g.reshape(-1) for g in grids], axis=1)  # combos x dims
-    for h in hs:
-        sizes = [int(v) for v in np.unique(t[:, h.out_dim])]
-        lookup = np.zeros(max(sizes) + 1, dtype=np.int64)
-        for v in sizes:
-            lookup[v] = with_halos([*dims[: h.out_dim], v, *dims[h.out_dim + 1 :]], [h])[h.in_dim]
-        t[:, h.in_dim] = lookup[t[:, h.out_dim]]
-    n = np.asarray(dims, dtype=np.int64)
-    derived = {h.in_dim for h in hs}
-    counted = [d for d in range(len(dims)) if d not in derived]
-    count = np.prod(-(-n[counted] // t[:, counted]), axis=1)
-    foot = np.zeros(len(t), dtype=np.int64)
-    per_tile = np.zeros(len(t), dtype=np.int64)  # cycles x bandwidth of one tile
-    for o in ops:
-        elems = np.ones(len(t), dtype=np.int64)
-        for d in o.dims:
-            if d is not None:
-                elems *= t[:, d]
-        foot += elems * o.elem_bytes
-        moves = np.full(len(t), int(o.copy_in) + int(o.copy_out), dtype=np.int64)
-        if o.acc_dims and not o.copy_in:
-            # an accumulated output is copied in again once its dim tiles
-            moves += np.any(t[:, list(o.acc_dims)] < n[list(o.acc_dims)], axis=1)
-        per_tile += moves * (model.setup * model.bandwidth + elems * o.elem_bytes)
-    cost = count * per_tile
+    t = combinations(per_dim, dims, hs)
+    count = tile_counts(dims, t, hs)
+    foot = footprints(t, ops)
+    cost = model.objective(dims, t, ops, hs)
     # rank by (cost, count, footprint), then walk in (footprint, rank) order
     # keeping a combination only when it beats every combination with a
     # smaller or equal footprint: the front's (cost, count) are then distinct,
@@ -401,17 +440,17 @@ def solve_bruteforce(
     model: CostModel,
     hs: Sequence[Halo] = (),
 ) -> list[int] | None:
-    """Every combination of tile sizes (for tests on small ops)."""
-    best: tuple[float, int, list[int]] | None = None
+    """Every combination of tile sizes, not only the candidates, and no front
+    (for tests on small ops): the first that fits with the fewest cycles,
+    then tiles."""
     ranges = [[size] if d in whole else range(1, size + 1) for d, size in enumerate(dims)]
-    for combo in itertools.product(*ranges):
-        tiles = with_halos(combo, hs)
-        if footprint(tiles, ops, 1) > budget:
-            continue
-        key = (model.cycles(dims, tiles, ops, hs), tile_count(dims, tiles, hs))
-        if best is None or key < best[:2]:
-            best = (key[0], key[1], tiles)
-    return None if best is None else best[2]
+    t = combinations(ranges, dims, hs)
+    t = t[footprints(t, ops) <= budget]
+    if not len(t):
+        return None
+    # lexsort is stable: among equal keys the first combination wins
+    best = np.lexsort((tile_counts(dims, t, hs), model.objective(dims, t, ops, hs)))[0]
+    return [int(x) for x in t[best]]
 
 
 def _probe_l2_arena(module: ModuleOp) -> int:
