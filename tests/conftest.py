@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,6 +69,33 @@ def training_args(d: Path) -> list[str | Path]:
 
 def load_expected(d: Path) -> dict:
     return json.loads((d / "expected.json").read_text())
+
+
+def run_training(d: Path, tmp: Path, *options: object) -> tuple[dict, CliResult]:
+    """`deeploy-mlir run` on example `d` with its training_args, `--json`
+    into `tmp`, and `options`; it must succeed: the JSON and the result."""
+    out = tmp / "out.json"
+    r = run_cli("run", d, *training_args(d), "--json", out, *map(str, options))
+    assert r.code == 0, r.err
+    return json.loads(out.read_text()), r
+
+
+def assert_like_expected(got: dict, exp: dict) -> None:
+    """The losses and final parameters of a run (its --json) are the expected
+    ones (rtol 1e-4; atol 1e-6 for parameters that pass through zero)."""
+    np.testing.assert_allclose(got["losses"], exp["losses"], rtol=1e-4)
+    for name, want in exp["params"].items():
+        np.testing.assert_allclose(
+            np.array(got["params"][name]), np.array(want), rtol=1e-4, atol=1e-6, err_msg=name
+        )
+
+
+def train_like_expected(d: Path, tmp: Path, *options: object) -> dict:
+    """run_training, checked against d/expected.json (assert_like_expected):
+    the JSON of the run."""
+    got, _ = run_training(d, tmp, *options)
+    assert_like_expected(got, load_expected(d))
+    return got
 
 
 @pytest.fixture

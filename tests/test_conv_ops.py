@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -30,28 +29,29 @@ from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.dialects import func
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DenseArrayBase,
-    MemRefType,
-    ModuleOp,
-    StringAttr,
-    TensorType,
-    UnitAttr,
-    f32,
-    i64,
+from kernel_harness import (
+    GCC,
+    ROOT,
+    Guarded,
+    KernelLib,
+    buffer_module,
+    build,
+    compute_op,
+    kernel_library,
+    materialize,
+    mirror_layout,
+    p,
+    select_tiles,
+    tensor,
+    untiled,
 )
-from xdsl.interpreter import Interpreter
-from xdsl.ir import Attribute, Block, Region
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, UnitAttr, i64
+from xdsl.ir import Attribute
 from xdsl.ir.affine import AffineDimExpr
 
 from deeploy_mlir.dialects import training as T
-from deeploy_mlir.dialects.tiling import TiledOp
-from deeploy_mlir.interp.interpreter import TrainingFunctions
 from deeploy_mlir.interp.reference import compute
 from deeploy_mlir.passes.tile_select import (
-    TileSelect,
     footprint,
     halos,
     summed_whole,
@@ -59,15 +59,11 @@ from deeploy_mlir.passes.tile_select import (
     whole_dims,
     with_halos,
 )
-from deeploy_mlir.passes.tiling_materialize import TilingMaterialize
 from deeploy_mlir.pipeline import make_context
 
-ROOT = Path(__file__).resolve().parents[1]
-RT = ROOT / "runtime_c"
 RNG = np.random.default_rng(2024)
 F64_TOL = {"rtol": 1e-5, "atol": 1e-5}
 SANITIZE_ENV = "DM_CONV_OPS_SANITIZE"
-GCC = shutil.which("gcc")
 
 # ---------------------------------------------------------------- cases
 
@@ -228,26 +224,6 @@ def rand(*shape: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- building ops
-
-XDSL_ELEM = {np.float32: f32, np.int64: i64}
-
-
-def tensor(shape: Sequence[int], elem: Attribute = f32) -> TensorType[Attribute]:
-    return TensorType(elem, list(shape))
-
-
-def build(
-    cls: type[T.TrainingComputeOp],
-    arrays: Sequence[np.ndarray],
-    outs: Sequence[TensorType[Attribute]],
-    props: dict[str, Attribute] | None = None,
-) -> T.TrainingComputeOp:
-    """The op in tensor form on block arguments shaped like `arrays`, verified."""
-    block = Block(arg_types=[tensor(a.shape, XDSL_ELEM[a.dtype.type]) for a in arrays])
-    op = cls(list(block.args), list(outs), properties=props)
-    op.verify()
-    block.add_op(op)
-    return op
 
 
 def conv_op(cfg: Conv, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> T.TrainingComputeOp:
@@ -587,35 +563,6 @@ def test_tileable_dims_are_batch_and_channels() -> None:
     assert _tileable(sp["maxpool-grad"]) == {T.POOL_N, T.POOL_C}
 
 
-def _buffer_module(
-    cls: type[T.TrainingComputeOp], ins: Sequence[np.ndarray], outs: Sequence[tuple], props
-) -> ModuleOp:
-    """func @f(ins..., outs...) { cls ins(...) outs(...) } on L2 memrefs."""
-
-    def mt(shape: Sequence[int], dtype: Any) -> MemRefType[Attribute]:
-        return MemRefType(XDSL_ELEM[dtype], list(shape), memory_space=StringAttr("L2"))
-
-    types = [mt(a.shape, a.dtype.type) for a in ins] + [mt(s, d) for s, d in outs]
-    block = Block(arg_types=types)
-    n = len(ins)
-    block.add_op(cls(list(block.args[:n]), (), list(block.args[n:]), properties=props))
-    block.add_op(func.ReturnOp())
-    return ModuleOp([func.FuncOp("f", (types, []), Region(block))])
-
-
-def _interpret(module: ModuleOp, ins: Sequence[np.ndarray], outs: Sequence[tuple]) -> list:
-    from xdsl.interpreters.arith import ArithFunctions
-    from xdsl.interpreters.func import FuncFunctions
-    from xdsl.interpreters.scf import ScfFunctions
-
-    interp = Interpreter(module)
-    for f in (TrainingFunctions(), ArithFunctions(), FuncFunctions(), ScfFunctions()):
-        interp.register_implementations(f)
-    bufs = [np.full(s, np.nan if d is np.float32 else -7, d) for s, d in outs]
-    interp.call_op("f", (*[a.copy() for a in ins], *bufs))
-    return bufs
-
-
 def _tiling_cases() -> dict[str, tuple]:
     cases: dict[str, tuple] = {}
     for name in ("regular-3x3-pad1", "depthwise", "groups2", "stride2-pads"):
@@ -687,11 +634,8 @@ def test_tiled_buffer_form_computes_the_same(name: str, budget: str) -> None:
     the whole input)."""
 
     cls, ins, outs, props = TILING_CASES[name]
-    module = _buffer_module(cls, ins, outs, props)
-    module.verify()
-    want = _interpret(module, ins, outs)
-    op = next(o for o in module.walk() if isinstance(o, T.TrainingComputeOp))
-    assert isinstance(op, T.IterationSpaceInterface)
+    module, want = untiled(cls, ins, outs, props)
+    op = compute_op(module)
     space = op.iteration_space()
     free = [d for d in range(len(space.dims)) if d not in whole_dims(op)]
     derived = {w.in_dim for w in space.tiled_windows()}
@@ -703,16 +647,12 @@ def test_tiled_buffer_form_computes_the_same(name: str, budget: str) -> None:
     if budget == "half":
         l1 = max(l1, footprint(list(space.dims), ops, 1) // 2)
     ctx = make_context()
-    TileSelect(l1=l1).apply(ctx, module)
-    (tiled,) = [o for o in module.walk() if isinstance(o, TiledOp)]
-    tiles = tiled.tile_sizes()
+    tiles = select_tiles(ctx, module, l1)
     for d, (t, n) in enumerate(zip(tiles, space.dims, strict=True)):
         assert t == n or d in free or d in derived, (d, tiles)
     if free and any(space.dims[d] > 1 for d in free):
         assert tiles != list(space.dims), "the budget should force tiles"
-    TilingMaterialize().apply(ctx, module)
-    module.verify()
-    got = _interpret(module, ins, outs)
+    got = materialize(ctx, module, ins, outs)
     for g, w, (_, dtype) in zip(got, want, outs, strict=True):
         if dtype is np.int64:
             np.testing.assert_array_equal(g, w)
@@ -722,8 +662,7 @@ def test_tiled_buffer_form_computes_the_same(name: str, budget: str) -> None:
 
 def _accumulates(name: str) -> bool:
     cls, ins, outs, props = TILING_CASES[name]
-    module = _buffer_module(cls, ins, outs, props)
-    op = next(o for o in module.walk() if isinstance(o, T.TrainingComputeOp))
+    op = compute_op(buffer_module(cls, ins, outs, props))
     return bool(op.iteration_space().accumulate)  # type: ignore[attr-defined]
 
 
@@ -739,10 +678,8 @@ def test_tiles_of_a_reduction_add_up(name: str) -> None:
     (`accumulate`), and the interpreted numbers equal the untiled op's."""
 
     cls, ins, outs, props = TILING_CASES[name]
-    module = _buffer_module(cls, ins, outs, props)
-    want = _interpret(module, ins, outs)
-    op = next(o for o in module.walk() if isinstance(o, T.TrainingComputeOp))
-    assert isinstance(op, T.IterationSpaceInterface)
+    module, want = untiled(cls, ins, outs, props)
+    op = compute_op(module)
     space = op.iteration_space()
     ops = tile_operands(op)
     fixed = (whole_dims(op) - space.accumulate) | summed_whole(space, ops)
@@ -750,15 +687,11 @@ def test_tiles_of_a_reduction_add_up(name: str) -> None:
         [1 if d not in fixed else n for d, n in enumerate(space.dims)], halos(op, space.dims)
     )
     ctx = make_context()
-    TileSelect(l1=footprint(smallest, ops, 1)).apply(ctx, module)
-    (tiled,) = [o for o in module.walk() if isinstance(o, TiledOp)]
-    tiles = tiled.tile_sizes()
+    tiles = select_tiles(ctx, module, footprint(smallest, ops, 1))
     assert any(tiles[d] < space.dims[d] for d in space.accumulate), tiles
-    TilingMaterialize().apply(ctx, module)
-    module.verify()
+    got = materialize(ctx, module, ins, outs)
     adds = [o for o in module.walk() if isinstance(o, T.TrainingComputeOp) and o.accumulated()]
     assert adds, "no tile adds into its outputs"
-    got = _interpret(module, ins, outs)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
@@ -822,82 +755,19 @@ GlobalGradArgs = _struct("dm_global_avgpool_grad_args_t", ["dY", "dX"], ["planes
 STRUCTS = [ConvArgs, ConvGradArgs, PoolArgs, PoolGradArgs, GlobalArgs, GlobalGradArgs]
 
 
-def _layout_c() -> str:
-    lines = ['#include <stddef.h>\n#include "dm_kernels.h"']
-    for s in STRUCTS:
-        items = [f"sizeof({s.c_name})"] + [f"offsetof({s.c_name}, {f[0]})" for f in s._fields_]
-        lines.append(f"const size_t dm_layout_{s.c_name}[] = {{{', '.join(items)}}};")
-    return "\n".join(lines) + "\n"
-
-
 SANITIZING = os.environ.get(SANITIZE_ENV) == "1"
 SAN_FLAGS = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 
 
-class Lib:
-    def __init__(self, path: Path, cores: int) -> None:
-        self.cores = cores
-        self.lib = ctypes.CDLL(str(path))
-        self.lib.pi_cl_team_fork.argtypes = [ctypes.c_int, PTR, PTR]
-        self.lib.pi_cl_team_fork.restype = None
-
-    def run(self, kernel: str, args: ctypes.Structure, team: int = 0) -> None:
-        fn = ctypes.cast(getattr(self.lib, kernel), PTR)
-        self.lib.pi_cl_team_fork(team, fn, ctypes.addressof(args))
-
-    def layout(self, s: type[ctypes.Structure]) -> list[int]:
-        arr = (ctypes.c_size_t * (1 + len(s._fields_))).in_dll(
-            self.lib,
-            f"dm_layout_{s.c_name}",  # type: ignore[attr-defined]
-        )
-        return list(arr)
-
-    def teams(self) -> list[int]:
-        """Team sizes to run each kernel with: the whole cluster, and an uneven one."""
-        return [0, 3] if self.cores >= 3 else [0]
+Lib = KernelLib
 
 
 @pytest.fixture(scope="module", params=[1, 8], ids=["cores1", "cores8"])
 def lib(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Lib:
-    if GCC is None:
-        pytest.skip("gcc is needed to build runtime_c")
     cores = request.param
+    opt = SAN_FLAGS if SANITIZING else ["-O2"]
     d = tmp_path_factory.mktemp(f"conv{cores}")
-    layout = d / "layout.c"
-    layout.write_text(_layout_c())
-    srcs = [RT / "kernels" / "conv.c", RT / "kernels" / "pool.c", RT / "host" / "pmsis_host.c"]
-    flags = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared"]
-    flags += SAN_FLAGS if SANITIZING else ["-O2"]
-    so = d / f"libconv{cores}.so"
-    r = subprocess.run(
-        [GCC, *flags, f"-DNUM_CORES={cores}", f"-I{RT / 'include'}", f"-I{RT / 'host'}"]
-        + [str(s) for s in srcs]
-        + [str(layout), "-o", str(so), "-lm"],
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 0, r.stderr
-    return Lib(so, cores)
-
-
-def p(a: np.ndarray | None) -> int | None:
-    if a is None:
-        return None
-    assert a.flags.c_contiguous
-    return a.ctypes.data
-
-
-class Guarded:
-    """An output array with a guard element after it that a kernel must not touch."""
-
-    def __init__(self, shape: Sequence[int], dtype: Any = np.float32) -> None:
-        size = int(np.prod(shape, dtype=np.int64))
-        self.buf = np.full(size + 1, 7, dtype)
-        self.arr = self.buf[:size].reshape(shape)
-
-    def check(self) -> np.ndarray:
-        assert self.buf[-1] == 7, "the kernel wrote past the end of its output"
-        return self.arr
+    return Lib(kernel_library(d, "conv", cores, ["conv.c", "pool.c"], STRUCTS, opt), cores)
 
 
 def conv_geom(cfg: Conv) -> list[int]:
@@ -911,8 +781,7 @@ def conv_geom(cfg: Conv) -> list[int]:
 
 def test_kernel_struct_layouts_match(lib: Lib) -> None:
     for s in STRUCTS:
-        want = [ctypes.sizeof(s)] + [getattr(s, f[0]).offset for f in s._fields_]
-        assert lib.layout(s) == want, s.c_name  # type: ignore[attr-defined]
+        assert lib.layout(s) == mirror_layout(s), s.c_name  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("name", list(CONV_CASES))

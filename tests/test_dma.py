@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import example_dirs, load_expected, run_cli, training_args
+from conftest import example_dirs, load_expected, run_cli, train_like_expected
 
 pytestmark = pytest.mark.usefixtures("fast_build")
 
@@ -27,26 +27,7 @@ EXAMPLES = example_dirs()
 
 
 def _train(d: Path, tmp: Path, *opts: object) -> dict:
-    exp = load_expected(d)
-    out = tmp / "out.json"
-    r = run_cli(
-        "run",
-        d,
-        *training_args(d),
-        "--json",
-        out,
-        "--l1",
-        16384,
-        *opts,
-    )
-    assert r.code == 0, r.err
-    got = json.loads(out.read_text())
-    np.testing.assert_allclose(got["losses"], exp["losses"], rtol=1e-4)
-    for name, want in exp["params"].items():
-        np.testing.assert_allclose(
-            np.array(got["params"][name]), np.array(want), rtol=1e-4, atol=1e-6, err_msg=name
-        )
-    return got
+    return train_like_expected(d, tmp, "--l1", 16384, *opts)
 
 
 @pytest.mark.parametrize("target", ["pulp-open", "gap9"])

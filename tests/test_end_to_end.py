@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import example_dirs, load_expected, run_cli, training_args
+from conftest import assert_like_expected, example_dirs, load_expected, run_cli, run_training
 from onnx_builders import deeploy_mlp
 
 EXAMPLES = example_dirs()
@@ -33,25 +33,10 @@ def test_there_are_at_least_two_examples() -> None:
 def test_example_trains_like_onnxruntime(d: Path, tmp_path: Path) -> None:
     exp = load_expected(d)
     assert exp["steps"] >= 5 and exp["accum"] >= 2
-    out = tmp_path / "out.json"
-    r = run_cli(
-        "run",
-        d,
-        *training_args(d),
-        "--json",
-        out,
-        "--keep",
-        tmp_path / "proj",
-    )
-    assert r.code == 0, r.err
-    got = json.loads(out.read_text())
+    got, r = run_training(d, tmp_path, "--keep", tmp_path / "proj")
     assert len(got["losses"]) == exp["steps"] * exp["accum"]
-    np.testing.assert_allclose(got["losses"], exp["losses"], rtol=1e-4)
     assert set(got["params"]) == set(exp["params"])
-    for name, want in exp["params"].items():
-        np.testing.assert_allclose(
-            np.array(got["params"][name]), np.array(want), rtol=1e-4, atol=1e-6, err_msg=name
-        )
+    assert_like_expected(got, exp)
     # the loss printed for the user is the same
     assert f"loss {exp['losses'][0]:.6f}"[:-1] in r.out
     # the emitted project is complete and its manifest plans L2 without overlap
@@ -149,52 +134,28 @@ def test_same_input_gives_byte_identical_output(tmp_path: Path) -> None:
     assert texts[0] == texts[1]
 
 
+def _run_short(d: Path, out: Path, *extra: str | Path) -> dict:
+    """`deeploy-mlir run` of example `d` for 2 steps of 2 mini-batches at lr
+    0.05, with `extra` options: the JSON it wrote into `out`."""
+    short = ["--data", d / "data.npz", "--steps", "2", "--accum", "2", "--lr", "0.05"]
+    r = run_cli("run", d, *short, "--json", out, *extra)
+    assert r.code == 0, r.err
+    return json.loads(out.read_text())
+
+
 def test_params_file_gives_the_checkpoint_numbers(tmp_path: Path) -> None:
     d = EXAMPLES[0]
-    outs = []
-    for extra in ([], ["--params", str(d / "params.npz")]):
-        out = tmp_path / f"o{len(extra)}.json"
-        r = run_cli(
-            "run",
-            d,
-            "--data",
-            d / "data.npz",
-            "--steps",
-            "2",
-            "--accum",
-            "2",
-            "--lr",
-            "0.05",
-            "--json",
-            out,
-            *extra,
-        )
-        assert r.code == 0, r.err
-        outs.append(json.loads(out.read_text()))
+    outs = [
+        _run_short(d, tmp_path / f"o{len(extra)}.json", *extra)
+        for extra in ([], ["--params", str(d / "params.npz")])
+    ]
     assert outs[0] == outs[1]
     # and different initial parameters give different numbers
     with np.load(d / "params.npz") as z:
         changed = {k: z[k] * 0.5 for k in z.files}
     np.savez(tmp_path / "half.npz", **changed)
-    out = tmp_path / "half.json"
-    r = run_cli(
-        "run",
-        d,
-        "--data",
-        d / "data.npz",
-        "--steps",
-        "2",
-        "--accum",
-        "2",
-        "--lr",
-        "0.05",
-        "--json",
-        out,
-        "--params",
-        tmp_path / "half.npz",
-    )
-    assert r.code == 0, r.err
-    assert json.loads(out.read_text())["losses"] != outs[0]["losses"]
+    half = _run_short(d, tmp_path / "half.json", "--params", tmp_path / "half.npz")
+    assert half["losses"] != outs[0]["losses"]
 
 
 def test_plain_xdsl_opt_sees_our_dialect_and_passes() -> None:

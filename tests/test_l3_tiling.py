@@ -11,14 +11,12 @@ must fit the budget, and the L3 counters show the traffic went through L3."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
-import numpy as np
 import onnx
 import pytest
-from conftest import load_expected, run_cli, training_args
+from conftest import run_cli, train_like_expected
 
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.passes.tiling_materialize import STAGE_LOOP
@@ -55,32 +53,8 @@ def test_trains_with_l2_smaller_than_a_tensor(
     d = ROOT / "examples" / name
     l2 = BUDGETS[name]
     assert _largest_tensor(d) > l2  # the point of the test
-    exp = load_expected(d)
-    out = tmp_path / "o.json"
-    r = run_cli(
-        "run",
-        d,
-        *training_args(d),
-        "--json",
-        out,
-        "--home",
-        "L3",
-        "--l2",
-        l2,
-        "--l1",
-        2048,
-        "--target",
-        target,
-        "--buffering",
-        buffering,
-    )
-    assert r.code == 0, r.err
-    got = json.loads(out.read_text())
-    np.testing.assert_allclose(got["losses"], exp["losses"], rtol=1e-4)
-    for k, want in exp["params"].items():
-        np.testing.assert_allclose(
-            np.array(got["params"][k]), np.array(want), rtol=1e-4, atol=1e-6, err_msg=k
-        )
+    opts = ["--home", "L3", "--l2", l2, "--l1", 2048, "--target", target, "--buffering", buffering]
+    got = train_like_expected(d, tmp_path, *opts)
     dma = got["dma"]
     assert dma["L3->L2"]["bytes"] > 0 and dma["L2->L3"]["bytes"] > 0
 

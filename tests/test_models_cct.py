@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, run_cli, training_args
 from host_run import lower_and_run
 from onnx import helper, numpy_helper
-from test_models_conv import _check, _l1_arena, _reference, _train_args, _untiled_need
+from test_models_conv import _check, _l1_arena, _reference, _untiled_need
 from test_transformer_ops import _import, _interpret_model, onnx_model, ort, rand
 from xdsl.dialects import func
 
@@ -186,7 +186,7 @@ def test_cct_trains_like_onnxruntime(name: str, tmp_path: Path) -> None:
         if l1 is not None:
             assert need * (2 if label == "double" else 1) > l1, "the budget must force tiling"
         proj = tmp_path / label
-        r = lower_and_run(model, proj, *_train_args(name), *opts, *budget)
+        r = lower_and_run(model, proj, *map(str, training_args(model)), *opts, *budget)
         if l1 is not None:
             assert _l1_arena(proj) <= l1
         (loss_name,) = r.outs

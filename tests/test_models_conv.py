@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, run_cli, training_args
 from host_run import lower_and_run
 
 from deeploy_mlir.dialects import training as T
@@ -39,21 +39,6 @@ CONFIGS = [("single", "gap9", 1), ("double", "pulp-open", 2)]
 
 def _reference(name: str) -> dict:
     return json.loads((EXAMPLES / name / "reference.json").read_text())
-
-
-def _train_args(name: str) -> list[str]:
-    ref = _reference(name)
-    d = EXAMPLES / name
-    return [
-        "--data",
-        str(d / "data.npz"),
-        "--steps",
-        str(ref["steps"]),
-        "--accum",
-        str(ref["accum"]),
-        "--lr",
-        str(ref["lr"]),
-    ]
 
 
 def _untiled_need(model: Path) -> int:
@@ -94,7 +79,7 @@ def test_model_trains_like_onnxruntime_tiled(name: str, tmp_path: Path) -> None:
         assert need * (2 if buffering == "double" else 1) > l1, "the budget must force tiling"
         proj = tmp_path / buffering
         opts = ["--tiling", "tiled", "--l1", str(l1), "--buffering", buffering, "--target", target]
-        r = lower_and_run(model, proj, *_train_args(name), *opts)
+        r = lower_and_run(model, proj, *map(str, training_args(model)), *opts)
         assert _l1_arena(proj) <= l1
         (loss_name,) = r.outs
         _check(name, r.outs[loss_name][:, 0], r.params, f"{buffering} {target} L1={l1}")
@@ -131,7 +116,7 @@ def test_reduction_tiles_train_like_onnxruntime(
     and the model still trains like onnxruntime-training."""
     model = EXAMPLES / name
     opts = ["--tiling", "tiled", "--l1", str(l1), "--buffering", buffering, "--target", target]
-    r = lower_and_run(model, tmp_path / "p", *_train_args(name), *opts)
+    r = lower_and_run(model, tmp_path / "p", *map(str, training_args(model)), *opts)
     assert _l1_arena(tmp_path / "p") <= l1
     code = "\n".join(f.read_text() for f in (tmp_path / "p").glob("*.c"))
     fields = set(ACC_FIELD.findall(code))
@@ -146,7 +131,8 @@ def test_cli_run_builds_with_the_generated_makefile(tmp_path: Path) -> None:
     numbers for one model (the smallest convolutional one)."""
     out = tmp_path / "o.json"
     opts = ["--l1", "4096", "--buffering", "single", "--json", str(out)]
-    r = run_cli("run", EXAMPLES / "ds_cnn", *_train_args("ds_cnn"), *opts)
+    model = EXAMPLES / "ds_cnn"
+    r = run_cli("run", model, *training_args(model), *opts)
     assert r.code == 0, r.err
     got = json.loads(out.read_text())
     _check("ds_cnn", np.array(got["losses"]), got["params"], "cli run")

@@ -28,7 +28,7 @@ from conftest import (
     model_dirs,
     model_l1,
     run_cli,
-    training_args,
+    train_like_expected,
 )
 from xdsl.dialects.builtin import ModuleOp
 
@@ -315,16 +315,8 @@ def test_report_json_plot_and_a_board_that_cannot_hold_resident(tmp_path: Path) 
 @pytest.mark.parametrize("regime", REGIMES)
 def test_each_regime_trains_and_its_copies_are_the_models(regime: str, tmp_path: Path) -> None:
     d = EXAMPLES[0]
+    got = train_like_expected(d, tmp_path, "--regime", regime)
     exp = load_expected(d)
-    out = tmp_path / "out.json"
-    r = run_cli("run", d, *training_args(d), "--json", out, "--regime", regime)
-    assert r.code == 0, r.err
-    got = json.loads(out.read_text())
-    np.testing.assert_allclose(got["losses"], exp["losses"], rtol=1e-4)
-    for name, want in exp["params"].items():
-        np.testing.assert_allclose(
-            np.array(got["params"][name]), np.array(want), rtol=1e-4, atol=1e-6, err_msg=name
-        )
     # the copies of one training and one optimizer step, as the model walks them
     board = load_board("siracusa")
     b = board.levels

@@ -147,6 +147,19 @@ def stop_lines(stderr: str) -> list[str]:
     ]
 
 
+def filled(seed: int, n: int) -> np.ndarray:
+    """The n bytes fill(p, n, seed) writes."""
+    return ((seed + 7 * np.arange(n)) % 256).astype(np.uint8)
+
+
+def run_fixed(run, program: str, fix: str) -> dict[str, np.ndarray]:
+    """`program` with `fix` in place of its /*EXTRA*/ line runs to the end:
+    its dumps."""
+    r = run(program.replace("/*EXTRA*/", fix))
+    assert r.returncode == 0, r.stderr
+    return dumps(r.stdout)
+
+
 def c_bytes(name: str, data: np.ndarray) -> str:
     vals = ", ".join(str(int(x)) for x in data.ravel())
     return f"static uint8_t {name}[{data.size}] = {{{vals}}};\n"
@@ -190,7 +203,7 @@ def test_copies_land_at_their_wait_and_read_as_poison_before(run) -> None:
     )
     assert r.returncode == 0, r.stderr
     d = dumps(r.stdout)
-    want = ((1 + 7 * np.arange(64)) % 256).astype(np.uint8)
+    want = filled(1, 64)
     for name in ["l1", "back", "l2"]:
         assert (d[f"{name}_before"] == 0xFF).all(), name
         np.testing.assert_array_equal(d[f"{name}_after"], want, err_msg=name)
@@ -230,7 +243,7 @@ def test_one_command_may_carry_several_transfers_in_flight(run) -> None:
     assert r.returncode == 0, r.stderr
     d = dumps(r.stdout)
     assert (d["before"] == 0xFF).all()
-    np.testing.assert_array_equal(d["after"], ((3 + 7 * np.arange(256)) % 256).astype(np.uint8))
+    np.testing.assert_array_equal(d["after"], filled(3, 256))
     assert (d["fifo"] == 0x11).all()
     assert re.findall(r"in_flight (\d+)", r.stdout) == ["4", "0"]
     assert not stop_lines(r.stderr) and "warning" not in r.stderr
@@ -266,11 +279,8 @@ def test_a_reused_command_leaks_transfer_ids_until_a_flush(run) -> None:
     assert "pi_cl_dma_cmd on 'tile_in'" in msg
     assert "all 16 cluster-DMA transfer ids are taken (16 of them" in msg
     assert "pi_cl_dma_flush frees all" in msg
-    r = run(REUSE_LOOP.replace("/*EXTRA*/", "pi_cl_dma_flush();"))
-    assert r.returncode == 0, r.stderr
-    np.testing.assert_array_equal(
-        dumps(r.stdout)["l1"], ((5 + 7 * np.arange(96)) % 256).astype(np.uint8)
-    )
+    d = run_fixed(run, REUSE_LOOP, "pi_cl_dma_flush();")
+    np.testing.assert_array_equal(d["l1"], filled(5, 96))
 
 
 def test_more_than_16_transfers_in_flight_stop(run) -> None:
@@ -353,11 +363,8 @@ def test_an_l3_request_reused_in_flight_stops_naming_it(run) -> None:
         "(wait for it before issuing the next)"
     ]
     assert "still in flight at exit" not in r.stderr  # the stop says it all
-    r = run(RAM_REUSE.replace("/*EXTRA*/", "pi_cl_ram_copy_wait(&req);"))
-    assert r.returncode == 0, r.stderr
-    np.testing.assert_array_equal(
-        dumps(r.stdout)["w"], ((9 + 7 * np.arange(256)) % 256).astype(np.uint8)
-    )
+    d = run_fixed(run, RAM_REUSE, "pi_cl_ram_copy_wait(&req);")
+    np.testing.assert_array_equal(d["w"], filled(9, 256))
 
 
 def test_ram_device_must_be_open_and_addresses_allocated(run) -> None:
@@ -865,7 +872,7 @@ def test_the_emulation_builds_for_rv32(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     text = proc.stdout + proc.stderr  # semihosting may print on either
-    rows = ((2 + 7 * np.arange(128)) % 256).astype(np.uint8).reshape(4, 32)[:, :24]
+    rows = filled(2, 128).reshape(4, 32)[:, :24]
     np.testing.assert_array_equal(dumps(text)["l2"], rows.ravel())
     assert parse_dma_counters(text) == {
         "L2->L1": {"transfers": 1, "bytes": 96},

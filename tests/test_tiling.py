@@ -9,9 +9,8 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
-from conftest import example_dirs, load_expected, run_cli, training_args
+from conftest import example_dirs, run_cli, train_like_expected
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -42,26 +41,7 @@ CONFIGS = [
 @pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
 @pytest.mark.parametrize("tiling, l1", CONFIGS, ids=[f"{t}-{b}" for t, b in CONFIGS])
 def test_example_tiled_matches_onnxruntime(d: Path, tiling: str, l1: int, tmp_path: Path) -> None:
-    exp = load_expected(d)
-    out = tmp_path / "o.json"
-    r = run_cli(
-        "run",
-        d,
-        *training_args(d),
-        "--json",
-        out,
-        "--tiling",
-        tiling,
-        "--l1",
-        l1,
-        "--keep",
-        tmp_path / "p",
-    )
-    assert r.code == 0, r.err
-    got = json.loads(out.read_text())
-    np.testing.assert_allclose(got["losses"], exp["losses"], rtol=1e-4)
-    for name, want in exp["params"].items():
-        np.testing.assert_allclose(got["params"][name], want, rtol=1e-4, atol=1e-6)
+    train_like_expected(d, tmp_path, "--tiling", tiling, "--l1", l1, "--keep", tmp_path / "p")
     man = json.loads((tmp_path / "p" / "manifest.json").read_text())
     assert 0 < man["memory"]["L1"]["arena_bytes"] <= l1
     c = (tmp_path / "p" / "TrainingNetwork.c").read_text()

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import ctypes
 import re
-import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,35 +33,38 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
+from kernel_harness import (
+    Guarded,
+    KernelLib,
+    build,
+    compute_op,
+    kernel_library,
+    materialize,
+    mirror_layout,
+    p,
+    select_tiles,
+    tensor,
+    untiled,
+)
 from onnx import TensorProto, helper, numpy_helper
-from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
-    MemRefType,
-    ModuleOp,
     StringAttr,
-    TensorType,
     UnitAttr,
     f32,
     i64,
 )
-from xdsl.interpreter import Interpreter
-from xdsl.ir import Attribute, Block, Region
+from xdsl.ir import Attribute, Block
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 
 from deeploy_mlir.dialects import training as T
-from deeploy_mlir.dialects.tiling import TiledOp
 from deeploy_mlir.errors import DeeployError
-from deeploy_mlir.interp.interpreter import TrainingFunctions
 from deeploy_mlir.interp.reference import compute
 
-ROOT = Path(__file__).resolve().parents[1]
-RT = ROOT / "runtime_c"
 RNG = np.random.default_rng(88)
-GCC = shutil.which("gcc")
 TOL = {"rtol": 1e-5, "atol": 1e-6}
 
 # ---------------------------------------------------------------- helpers
@@ -73,26 +74,9 @@ def rand(*shape: int) -> np.ndarray:
     return RNG.standard_normal(shape).astype(np.float32)
 
 
-def tensor(shape: Sequence[int]) -> TensorType[Attribute]:
-    return TensorType(f32, list(shape))
-
-
-def build(
-    cls: type[T.TrainingComputeOp],
-    arrays: Sequence[np.ndarray],
-    outs: Sequence[Sequence[int]],
-    props: dict[str, Attribute] | None = None,
-) -> T.TrainingComputeOp:
-    """The op in tensor form on block arguments shaped like `arrays`, verified."""
-    block = Block(arg_types=[tensor(a.shape) for a in arrays])
-    op = cls(list(block.args), [tensor(s) for s in outs], properties=props)
-    op.verify()
-    block.add_op(op)
-    return op
-
-
 def run(cls: type[T.TrainingComputeOp], arrays: Sequence[np.ndarray], outs, props=None):
-    return compute(build(cls, arrays, outs, props), arrays)
+    """The reference's numbers of the op on `arrays`, its fp32 outputs shaped `outs`."""
+    return compute(build(cls, arrays, [tensor(s) for s in outs], props), arrays)
 
 
 def axis(a: int) -> dict[str, Attribute]:
@@ -509,31 +493,6 @@ def _cases() -> dict[str, tuple[type[T.TrainingComputeOp], list[np.ndarray], lis
 CASES = _cases()
 
 
-def _buffer_module(cls, ins: Sequence[np.ndarray], outs: Sequence[Sequence[int]], props):
-    def mt(shape: Sequence[int]) -> MemRefType[Attribute]:
-        return MemRefType(f32, list(shape), memory_space=StringAttr("L2"))
-
-    types = [mt(a.shape) for a in ins] + [mt(s) for s in outs]
-    block = Block(arg_types=types)
-    n = len(ins)
-    block.add_op(cls(list(block.args[:n]), (), list(block.args[n:]), properties=props))
-    block.add_op(func.ReturnOp())
-    return ModuleOp([func.FuncOp("f", (types, []), Region(block))])
-
-
-def _interpret(module: ModuleOp, ins: Sequence[np.ndarray], outs: Sequence[Sequence[int]]):
-    from xdsl.interpreters.arith import ArithFunctions
-    from xdsl.interpreters.func import FuncFunctions
-    from xdsl.interpreters.scf import ScfFunctions
-
-    interp = Interpreter(module)
-    for f in (TrainingFunctions(), ArithFunctions(), FuncFunctions(), ScfFunctions()):
-        interp.register_implementations(f)
-    bufs = [np.full(s, np.nan, np.float32) for s in outs]
-    interp.call_op("f", (*[a.copy() for a in ins], *bufs))
-    return bufs
-
-
 WHOLE = {
     "softmax-last": {2},
     "softmax-middle": {1},
@@ -557,7 +516,7 @@ WHOLE = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_iteration_space_maps_and_whole_dims(name: str) -> None:
     cls, ins, outs, props = CASES[name]
-    op = build(cls, ins, outs, props)
+    op = build(cls, ins, [tensor(s) for s in outs], props)
     assert isinstance(op, T.IterationSpaceInterface)
     space = op.iteration_space()
     shapes = [a.shape for a in ins] + [tuple(s) for s in outs]
@@ -578,16 +537,13 @@ def test_iteration_space_maps_and_whole_dims(name: str) -> None:
 def test_tiled_buffer_form_computes_the_same(name: str) -> None:
     """tile-select at a budget that only fits small tiles splits every free
     dim it can; after tiling-materialize the numbers equal the untiled op's."""
-    from deeploy_mlir.passes.tile_select import TileSelect, footprint, tile_operands
-    from deeploy_mlir.passes.tiling_materialize import TilingMaterialize
+    from deeploy_mlir.passes.tile_select import footprint, tile_operands
     from deeploy_mlir.pipeline import make_context
 
-    cls, ins, outs, props = CASES[name]
-    module = _buffer_module(cls, ins, outs, props)
-    module.verify()
-    want = _interpret(module, ins, outs)
-    op = next(o for o in module.walk() if isinstance(o, T.TrainingComputeOp))
-    assert isinstance(op, T.IterationSpaceInterface)
+    cls, ins, shapes, props = CASES[name]
+    outs = [(s, np.float32) for s in shapes]
+    module, want = untiled(cls, ins, outs, props)
+    op = compute_op(module)
     space = op.iteration_space()
     fixed = space.whole | space.reduction
     smallest = [n if d in fixed else 1 for d, n in enumerate(space.dims)]
@@ -595,16 +551,12 @@ def test_tiled_buffer_form_computes_the_same(name: str) -> None:
         footprint(smallest, tile_operands(op), 1), footprint(space.dims, tile_operands(op), 1) // 3
     )
     ctx = make_context()
-    TileSelect(l1=l1).apply(ctx, module)
-    (tiled,) = [o for o in module.walk() if isinstance(o, TiledOp)]
-    tiles = tiled.tile_sizes()
+    tiles = select_tiles(ctx, module, l1)
     if any(n > 1 and d not in fixed for d, n in enumerate(space.dims)):
         assert tiles != list(space.dims), "the budget should force tiles"
     for d, (t, n) in enumerate(zip(tiles, space.dims, strict=True)):
         assert t == n or d not in fixed
-    TilingMaterialize().apply(ctx, module)
-    module.verify()
-    got = _interpret(module, ins, outs)
+    got = materialize(ctx, module, ins, outs)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
@@ -683,12 +635,17 @@ GeluGrad = _struct("dm_gelu_grad_args_t", _ptrs("dY", "X", "dX") + _u32s("size")
 Transpose = _struct(
     "dm_transpose_args_t", _ptrs("X", "Y") + _u32s("rank") + [("shape", U32 * 6), ("perm", U32 * 6)]
 )
-BatchMatmul = _struct(
-    "dm_batch_matmul_args_t",
+Gemm = _struct(
+    "dm_gemm_args_t",
     _ptrs("A", "B", "C", "Y")
     + _u32s("M", "N", "K", "trans_a", "trans_b")
     + [("alpha", F32), ("beta", F32)]
-    + _u32s("c_stride_m", "c_stride_n", "batch_rank")
+    + _u32s("c_stride_m", "c_stride_n"),
+)
+BatchMatmul = _struct(
+    "dm_batch_matmul_args_t",
+    [("gemm", Gemm)]
+    + _u32s("batch_rank")
     + [(n, U32 * 4) for n in ("batch_shape", "a_strides", "b_strides", "c_strides")],
 )
 Reduce = _struct(
@@ -711,6 +668,7 @@ STRUCTS = [
     Gelu,
     GeluGrad,
     Transpose,
+    Gemm,
     BatchMatmul,
     Reduce,
     Binary,
@@ -728,73 +686,19 @@ KERNELS = [
 ]
 
 
-def _layout_c() -> str:
-    lines = ['#include <stddef.h>\n#include "dm_kernels.h"']
-    for st in STRUCTS:
-        name: str = st.c_name  # type: ignore[attr-defined]
-        items = [f"sizeof({name})"] + [f"offsetof({name}, {f[0]})" for f in st._fields_]
-        lines.append(f"const size_t dm_layout_{name}[] = {{{', '.join(items)}}};")
-    return "\n".join(lines) + "\n"
-
-
-class Lib:
-    def __init__(self, path: Path, cores: int) -> None:
-        self.cores = cores
-        self.lib = ctypes.CDLL(str(path))
-        self.lib.pi_cl_team_fork.argtypes = [ctypes.c_int, PTR, PTR]
-        self.lib.pi_cl_team_fork.restype = None
-
-    def run(self, kernel: str, args: ctypes.Structure, once: bool = False) -> None:
+class Lib(KernelLib):
+    def run(self, kernel: str, args: ctypes.Structure, once: bool = False) -> None:  # type: ignore[override]
         """Run the kernel on the whole cluster, then (unless `once`: in place)
         again on an uneven team of 3: both must write the same outputs."""
-        fn = ctypes.cast(getattr(self.lib, kernel), PTR)
-        for team in [0, 3] if self.cores >= 3 and not once else [0]:
-            self.lib.pi_cl_team_fork(team, fn, ctypes.addressof(args))
+        for team in [0] if once else self.teams():
+            super().run(kernel, args, team)
 
 
 @pytest.fixture(scope="module", params=[1, 8], ids=["cores1", "cores8"])
 def lib(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Lib:
-    if GCC is None:
-        pytest.skip("gcc is needed to build runtime_c")
     cores = request.param
     d = tmp_path_factory.mktemp(f"tf{cores}")
-    (d / "layout.c").write_text(_layout_c())
-    srcs = [RT / "kernels" / k for k in KERNELS] + [RT / "host" / "pmsis_host.c", d / "layout.c"]
-    flags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared"]
-    so = d / f"libtf{cores}.so"
-    r = subprocess.run(
-        [GCC, *flags, f"-DNUM_CORES={cores}", f"-I{RT / 'include'}", f"-I{RT / 'host'}"]
-        + [str(s) for s in srcs]
-        + ["-o", str(so), "-lm"],
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 0, r.stderr
-    return Lib(so, cores)
-
-
-class Out:
-    """An output array with a guard element after it that a kernel must not touch."""
-
-    def __init__(self, shape: Sequence[int]) -> None:
-        size = int(np.prod(shape, dtype=np.int64))
-        self.buf = np.full(size + 1, 7.0, np.float32)
-        self.arr = self.buf[:size].reshape(shape)
-
-    @property
-    def ptr(self) -> int:
-        return self.buf.ctypes.data
-
-    def check(self) -> np.ndarray:
-        assert self.buf[-1] == 7.0, "the kernel wrote past the end of its output"
-        return self.arr
-
-
-def p(a: np.ndarray | None) -> int | None:
-    if a is None:
-        return None
-    assert a.flags.c_contiguous
-    return a.ctypes.data
+    return Lib(kernel_library(d, "tf", cores, KERNELS, STRUCTS), cores)
 
 
 def _u(vals: Sequence[int], n: int) -> Any:
@@ -803,21 +707,19 @@ def _u(vals: Sequence[int], n: int) -> Any:
 
 def test_kernel_struct_layouts_match(lib: Lib) -> None:
     for s in STRUCTS:
-        arr = (ctypes.c_size_t * (1 + len(s._fields_))).in_dll(lib.lib, f"dm_layout_{s.c_name}")  # type: ignore[attr-defined]
-        want = [ctypes.sizeof(s)] + [getattr(s, f[0]).offset for f in s._fields_]
-        assert list(arr) == want, s.c_name  # type: ignore[attr-defined]
+        assert lib.layout(s) == mirror_layout(s), s.c_name  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(("shape", "ax"), SOFTMAX_CASES)
 def test_kernel_softmax_and_grad(lib: Lib, shape: tuple[int, ...], ax: int) -> None:
     x, dy = rand(*shape) * 3, rand(*shape)
     outer, inner = int(np.prod(shape[:ax])), int(np.prod(shape[ax + 1 :]))
-    y = Out(shape)
+    y = Guarded(shape)
     lib.run("dm_softmax_fp32", Softmax(p(x), y.ptr, outer, shape[ax], inner))
     (want,) = run(T.SoftmaxOp, [x], [shape], axis(ax))
     np.testing.assert_allclose(y.check(), want, **TOL)
     yv = want.copy()
-    dx = Out(shape)
+    dx = Guarded(shape)
     lib.run("dm_softmax_grad_fp32", SoftmaxGrad(p(dy), p(yv), dx.ptr, outer, shape[ax], inner))
     (want_dx,) = run(T.SoftmaxGradOp, [dy, yv], [shape], axis(ax))
     np.testing.assert_allclose(dx.check(), want_dx, **TOL)
@@ -831,7 +733,7 @@ def test_kernel_softmax_and_grad(lib: Lib, shape: tuple[int, ...], ax: int) -> N
 def test_kernel_layer_norm_and_grads(lib: Lib, bias: bool) -> None:
     rows, cols = 7, 24
     x, s, b, dy = rand(rows, cols) * 2 + 1, rand(cols), rand(cols), rand(rows, cols)
-    y, mean, inv = Out((rows, cols)), Out((rows,)), Out((rows,))
+    y, mean, inv = Guarded((rows, cols)), Guarded((rows,)), Guarded((rows,))
     args = LayerNorm(p(x), p(s), p(b) if bias else None, y.ptr, mean.ptr, inv.ptr, rows, cols, 1e-5)
     lib.run("dm_layernorm_fp32", args)
     ins = [x, s, b] if bias else [x, s]
@@ -843,21 +745,21 @@ def test_kernel_layer_norm_and_grads(lib: Lib, bias: bool) -> None:
     props = {**ln_props(1), "outputs": ArrayAttr([StringAttr(g) for g in T.LN_GRADS])}
     wants = run(T.LayerNormGradOp, [dy, x, s, m, iv], [(rows, cols), (cols,), (cols,)], props)
     for stats in (True, False):  # given, or recomputed (Deeploy's form)
-        dx = Out((rows, cols))
+        dx = Guarded((rows, cols))
         sm, si = (p(m), p(iv)) if stats else (None, None)
         lib.run(
             "dm_layernorm_grad_fp32",
             LayerNormGrad(p(dy), p(x), p(s), sm, si, dx.ptr, rows, cols, 1e-5),
         )
         np.testing.assert_allclose(dx.check(), wants[0], rtol=1e-4, atol=1e-5)
-    ds, db = Out((cols,)), Out((cols,))
+    ds, db = Guarded((cols,)), Guarded((cols,))
     lib.run(
         "dm_layernorm_grad_params_fp32",
         LayerNormParams(p(dy), p(x), p(m), p(iv), ds.ptr, db.ptr, rows, cols),
     )
     np.testing.assert_allclose(ds.check(), wants[1], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(db.check(), wants[2], rtol=1e-5, atol=1e-5)
-    only = Out((cols,))  # dScale may be NULL
+    only = Guarded((cols,))  # dScale may be NULL
     lib.run(
         "dm_layernorm_grad_params_fp32",
         LayerNormParams(p(dy), p(x), p(m), p(iv), None, only.ptr, rows, cols),
@@ -873,12 +775,12 @@ def test_kernel_layer_norm_params_add_up_split_rows(lib: Lib) -> None:
     x, dy = rand(rows, cols) * 2 + 1, rand(rows, cols)
     m = x.mean(axis=1).astype(np.float32)
     iv = (1 / np.sqrt(x.var(axis=1) + 1e-5)).astype(np.float32)
-    ds1, db1 = Out((cols,)), Out((cols,))
+    ds1, db1 = Guarded((cols,)), Guarded((cols,))
     lib.run(
         "dm_layernorm_grad_params_fp32",
         LayerNormParams(p(dy), p(x), p(m), p(iv), ds1.ptr, db1.ptr, rows, cols, 0),
     )
-    ds, db = Out((cols,)), Out((cols,))
+    ds, db = Guarded((cols,)), Guarded((cols,))
     for lo, hi, acc in ((0, r1, 0), (r1, rows, 1)):
         args = [p(dy[lo:hi]), p(x[lo:hi]), p(m[lo:hi]), p(iv[lo:hi])]
         lib.run(
@@ -892,7 +794,7 @@ def test_kernel_layer_norm_params_add_up_split_rows(lib: Lib) -> None:
 
 def test_kernel_gelu_and_grad(lib: Lib) -> None:
     x, dy = rand(37) * 3, rand(37)
-    y, dx = Out((37,)), Out((37,))
+    y, dx = Guarded((37,)), Guarded((37,))
     lib.run("dm_gelu_fp32", Gelu(p(x), y.ptr, 37))
     lib.run("dm_gelu_grad_fp32", GeluGrad(p(dy), p(x), dx.ptr, 37))
     np.testing.assert_allclose(y.check(), run(T.GeluOp, [x], [(37,)])[0], **TOL)
@@ -912,7 +814,7 @@ def test_kernel_gelu_and_grad(lib: Lib) -> None:
 def test_kernel_transpose(lib: Lib, shape: tuple[int, ...], perm: tuple[int, ...]) -> None:
     x = rand(*shape)
     want = np.ascontiguousarray(np.transpose(x, perm))
-    y = Out(want.shape)
+    y = Guarded(want.shape)
     lib.run("dm_transpose_fp32", Transpose(p(x), y.ptr, len(shape), _u(shape, 6), _u(perm, 6)))
     np.testing.assert_array_equal(y.check(), want)
 
@@ -948,7 +850,7 @@ def test_kernel_batch_matmul(lib: Lib, sa, sb, sc, trans: tuple[int, int]) -> No
     k = sa[-2] if ta else sa[-1]
     batch = tuple(np.broadcast_shapes(sa[:-2], sb[:-2]))
     (want,) = run(T.BatchMatmulOp, ins, [(*batch, m, n)], props)
-    y = Out(want.shape)
+    y = Guarded(want.shape)
     cs = [0, 0, 0]
     if c is not None:
         full = np.broadcast_to(c, want.shape)
@@ -957,7 +859,7 @@ def test_kernel_batch_matmul(lib: Lib, sa, sb, sc, trans: tuple[int, int]) -> No
     else:
         cstr = [0] * len(batch)
     args = BatchMatmul(
-        p(a), p(b), p(c), y.ptr, m, n, k, ta, tb, 1.5, 0.5, cs[0], cs[1], len(batch),
+        Gemm(p(a), p(b), p(c), y.ptr, m, n, k, ta, tb, 1.5, 0.5, cs[0], cs[1]), len(batch),
         _u(batch, 4), _u(_elem_strides(a, batch), 4), _u(_elem_strides(b, batch), 4),
         _u(cstr, 4),
     )  # fmt: skip
@@ -969,7 +871,7 @@ def test_kernel_batch_matmul(lib: Lib, sa, sb, sc, trans: tuple[int, int]) -> No
 def test_kernel_reduce_mean(lib: Lib, axes: tuple[int, ...]) -> None:
     x = rand(3, 4, 5, 2)
     want = x.astype(np.float64).mean(axis=axes)
-    y = Out(want.shape)
+    y = Guarded(want.shape)
     mask = sum(1 << a for a in axes)
     lib.run("dm_reduce_mean_fp32", Reduce(p(x), y.ptr, 4, _u(x.shape, 4), mask))
     np.testing.assert_allclose(y.check(), want, rtol=1e-5, atol=1e-6)
@@ -978,7 +880,7 @@ def test_kernel_reduce_mean(lib: Lib, axes: tuple[int, ...]) -> None:
 def test_kernel_binary_pow_broadcast(lib: Lib) -> None:
     a, b = np.abs(rand(2, 3, 4)) + 0.5, rand(3, 1)
     want = np.power(a, np.broadcast_to(b, a.shape))
-    y = Out(a.shape)
+    y = Guarded(a.shape)
     # element strides of B [3, 1] read as [2, 3, 4]: 0 on the broadcast dims
     args = Binary(p(a), p(b), y.ptr, 3, _u(a.shape, 4), _u((12, 4, 1), 4), _u((0, 1, 0), 4), 4)
     lib.run("dm_binary_fp32", args)

@@ -495,27 +495,7 @@ def kernel_calls(op: Operation, cx: _FnCtx) -> list[KernelCall]:
             tb = isinstance(op, T.GemmOp) and op.trans_b is not None
             alpha = op.alpha.value.data if isinstance(op, T.GemmOp) else 1.0
             beta = op.beta.value.data if isinstance(op, T.GemmOp) else 0.0
-            f = [(".A", p(ins[0])), (".B", p(ins[1]))]
-            if len(ins) == 3:
-                c = list(T.shape_of(ins[2].type))
-                cm, cn = ([1, 1, *c])[-2:]
-                f += [
-                    (".C", p(ins[2])),
-                    (".c_stride_m", f"{cn if cm != 1 else 0}u"),
-                    (".c_stride_n", f"{1 if cn != 1 else 0}u"),
-                ]
-            else:
-                f += [(".C", "NULL"), (".c_stride_m", "0u"), (".c_stride_n", "0u")]
-            f += [
-                (".Y", p(outs[0])),
-                (".M", f"{m}u"),
-                (".N", f"{n}u"),
-                (".K", f"{k}u"),
-                (".trans_a", f"{int(ta)}u"),
-                (".trans_b", f"{int(tb)}u"),
-                (".alpha", c_float(alpha)),
-                (".beta", c_float(beta)),
-            ]
+            f = _gemm_fields(cx, ins, outs[0], (m, n, k), (ta, tb), alpha, beta)
             return [KernelCall("dm_gemm_fp32", "dm_gemm_args_t", f, note)]
         case T.BinaryOp():
             out = T.shape_of(outs[0].type)
@@ -624,9 +604,44 @@ def _prod(shape: Sequence[int]) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
+def _gemm_fields(
+    cx: _FnCtx,
+    ins: Sequence[SSAValue],
+    y: SSAValue,
+    mnk: tuple[int, int, int],
+    trans: tuple[bool, bool],
+    alpha: float,
+    beta: float,
+) -> list[tuple[str, str]]:
+    """The fields of a dm_gemm_args_t: A, B and C (when there are three
+    operands; its stride 0 broadcasts a dim of 1) and Y; sizes, flags, scales."""
+    p = cx.ptr
+    f = [(".A", p(ins[0])), (".B", p(ins[1]))]
+    if len(ins) == 3:
+        cm, cn = [1, 1, *T.shape_of(ins[2].type)][-2:]
+        f += [
+            (".C", p(ins[2])),
+            (".c_stride_m", f"{cn if cm != 1 else 0}u"),
+            (".c_stride_n", f"{1 if cn != 1 else 0}u"),
+        ]
+    else:
+        f += [(".C", "NULL"), (".c_stride_m", "0u"), (".c_stride_n", "0u")]
+    m, n, k = mnk
+    return [
+        *f,
+        (".Y", p(y)),
+        (".M", f"{m}u"),
+        (".N", f"{n}u"),
+        (".K", f"{k}u"),
+        (".trans_a", f"{int(trans[0])}u"),
+        (".trans_b", f"{int(trans[1])}u"),
+        (".alpha", c_float(alpha)),
+        (".beta", c_float(beta)),
+    ]
+
+
 def _batch_matmul_call(op: T.BatchMatmulOp, cx: _FnCtx) -> KernelCall:
     """dm_batch_matmul_fp32 over the operands' own shapes (a tile's, when tiled)."""
-    p = cx.ptr
     ins, outs = list(op.ins), list(op.outs)
     batch, m, n, k = op.geometry()
     if len(batch) > 4:
@@ -639,32 +654,15 @@ def _batch_matmul_call(op: T.BatchMatmulOp, cx: _FnCtx) -> KernelCall:
         mat = s[-2] * s[-1]
         return [st * mat for st in _bcast_strides(batch, s[:-2])]
 
-    f = [(".A", p(ins[0])), (".B", p(ins[1]))]
-    if len(ins) == 3:
-        c = [1, 1, *T.shape_of(ins[2].type)]
-        cm, cn = c[-2], c[-1]
-        f += [
-            (".C", p(ins[2])),
-            (".c_stride_m", f"{cn if cm != 1 else 0}u"),
-            (".c_stride_n", f"{1 if cn != 1 else 0}u"),
-            (".c_strides", _arr(batch_strides(ins[2].type, len(batch) + 2))),
-        ]
-    else:
-        f += [(".C", "NULL"), (".c_stride_m", "0u"), (".c_stride_n", "0u")]
-        f += [(".c_strides", _arr([]))]
-    f += [
-        (".Y", p(outs[0])),
-        (".M", f"{m}u"),
-        (".N", f"{n}u"),
-        (".K", f"{k}u"),
-        (".trans_a", f"{int(op.trans_a is not None)}u"),
-        (".trans_b", f"{int(op.trans_b is not None)}u"),
-        (".alpha", c_float(op.alpha.value.data)),
-        (".beta", c_float(op.beta.value.data)),
+    trans = (op.trans_a is not None, op.trans_b is not None)
+    gemm = _gemm_fields(cx, ins, outs[0], (m, n, k), trans, op.alpha.value.data, op.beta.value.data)
+    c_strides = batch_strides(ins[2].type, len(batch) + 2) if len(ins) == 3 else []
+    f = [(f".gemm{name}", expr) for name, expr in gemm] + [  # batch 0's product
         (".batch_rank", f"{len(batch)}u"),
         (".batch_shape", _arr(batch)),
         (".a_strides", _arr(batch_strides(ins[0].type, len(batch) + 2))),
         (".b_strides", _arr(batch_strides(ins[1].type, len(batch) + 2))),
+        (".c_strides", _arr(c_strides)),
     ]
     return KernelCall("dm_batch_matmul_fp32", "dm_batch_matmul_args_t", f, op.name)
 

@@ -113,14 +113,19 @@ def plan_exact(
 ) -> tuple[dict[str, int], int, bool]:
     """The smallest arena (Z3): returns (offsets, size, proven optimal).
 
-    When the solver stops at its time limit the best plan found is returned with
-    proven=False (never worse than greedy, which seeds the upper bound)."""
+    When the greedy plan already equals the lower bound it is optimal and Z3 is
+    not asked. When the solver stops at its time limit the best plan found is
+    returned with proven=False (never worse than greedy, which seeds the upper
+    bound)."""
     import z3
 
     live = _live(buffers)
     g_off, g_size = plan_greedy(buffers)
     if not live:
         return g_off, 0, True
+    bound = lower_bound(live)
+    if g_size == bound:  # greedy already reaches the peak of bytes live at once
+        return g_off, g_size, True
     opt = z3.Optimize()
     opt.set("timeout", timeout_ms)
     size_of = {b.name: align_up(b.size, b.align) for b in live}
@@ -138,7 +143,7 @@ def plan_exact(
                         off[b.name] + size_of[b.name] <= off[a.name],
                     )
                 )
-    opt.add(arena <= g_size, arena >= lower_bound(live))
+    opt.add(arena <= g_size, arena >= bound)
     h = opt.minimize(arena)
     result = opt.check()
     if result != z3.sat:

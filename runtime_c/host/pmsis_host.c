@@ -808,22 +808,25 @@ void pi_cl_ram_copy_wait(pi_cl_ram_req_t *req)
     }
 }
 
-/* Synchronous: issued on a request of their own and landed at once, so they
- * are counted and checked against the copies in flight like the others. */
-void pi_ram_read(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size)
+/* pi_ram_read and pi_ram_write are synchronous: issued on a request of their
+ * own and landed at once, so they are counted and checked against the copies
+ * in flight like the others. */
+static void dm_ram_copy_sync(const char *who, struct pi_device *device, uint32_t pi_ram_addr,
+                             void *data, uint32_t size, int ext2loc)
 {
     pi_cl_ram_req_t req = {0};
-    dm_host_name_request(&req, "pi_ram_read");
-    dm_ram_copy("pi_ram_read", device, pi_ram_addr, data, size, size, size, 1, &req);
+    dm_host_name_request(&req, who);
+    dm_ram_copy(who, device, pi_ram_addr, data, size, size, size, ext2loc, &req);
     pi_cl_ram_copy_wait(&req);
     dm_host_name_request(&req, "");
 }
 
+void pi_ram_read(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size)
+{
+    dm_ram_copy_sync("pi_ram_read", device, pi_ram_addr, data, size, 1);
+}
+
 void pi_ram_write(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size)
 {
-    pi_cl_ram_req_t req = {0};
-    dm_host_name_request(&req, "pi_ram_write");
-    dm_ram_copy("pi_ram_write", device, pi_ram_addr, data, size, size, size, 0, &req);
-    pi_cl_ram_copy_wait(&req);
-    dm_host_name_request(&req, "");
+    dm_ram_copy_sync("pi_ram_write", device, pi_ram_addr, data, size, 0);
 }

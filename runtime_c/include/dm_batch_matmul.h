@@ -3,24 +3,19 @@
 #define DM_BATCH_MATMUL_H
 
 #include "dm_common.h"
+#include "dm_gemm.h"
 
 #define DM_BATCH_MAX_RANK 4u
 
 /* For every batch index b of Y's batch dims (batch_shape, rank 0..4, row
- * major): Y_b = alpha * A'_b B'_b + beta * C_b, one dm_gemm_fp32 product (see
- * dm_gemm.h for trans_a, trans_b, c_stride_m, c_stride_n and the order of
- * its sums). The matrix of A, B or C of batch b starts at sum_d b_d *
- * x_strides[d] elements (stride 0 on a broadcast dim); Y is contiguous
- * [batch.., M, N]. C may be NULL. Each product is parallel over its rows. */
+ * major): Y_b = alpha * A'_b B'_b + beta * C_b, one dm_gemm_fp32 product.
+ * `gemm` is the product of batch 0 (see dm_gemm.h for its fields and the
+ * order of its sums); the matrix of A, B or C of batch b starts at sum_d
+ * b_d * x_strides[d] elements from gemm.A, gemm.B or gemm.C (stride 0 on a
+ * broadcast dim); Y is contiguous [batch.., M, N] from gemm.Y. gemm.C may be
+ * NULL. Each product is parallel over its rows. */
 typedef struct {
-    const float *A;
-    const float *B;
-    const float *C;
-    float *Y;
-    uint32_t M, N, K;
-    uint32_t trans_a, trans_b;
-    float alpha, beta;
-    uint32_t c_stride_m, c_stride_n;
+    dm_gemm_args_t gemm;
     uint32_t batch_rank;
     uint32_t batch_shape[DM_BATCH_MAX_RANK];
     uint32_t a_strides[DM_BATCH_MAX_RANK];

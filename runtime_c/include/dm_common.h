@@ -16,6 +16,11 @@
 
 #include "pmsis.h"
 
+/* The kernels' small helpers (the register tiles of gemm and conv, the row
+ * loops of dm_rows.h): inlined at every optimization level, so a helper
+ * costs nothing over the loop it names. */
+#define DM_INLINE static inline __attribute__((always_inline))
+
 /* [*start, *end) is this core's chunk of `total` items:
  * chunk = ceil(total / cores), start = id * chunk, end = min(start + chunk, total).
  * Cores past the end get an empty range. */

@@ -22,8 +22,6 @@
 
 #include "dm_conv.h"
 
-#define DM_INLINE static inline __attribute__((always_inline))
-
 static uint32_t dm_min(uint32_t x, uint32_t y) { return x < y ? x : y; }
 
 /* The first j in [lo, hi) with (base - j * dil) divisible by stride, or hi;

@@ -21,8 +21,6 @@
 
 #include "dm_gemm.h"
 
-#define DM_INLINE static inline __attribute__((always_inline))
-
 /* A'[m,k] = A[m * a_sm + k * a_sk], B'[k,n] = B[k * b_sk + n * b_sn], where
  * a_rows says a_sk == 1 (else a_sm == 1) and b_cols says b_sk == 1 (else
  * b_sn == 1); ku: steps of k per iteration of the k loop (1, 2 or 4). Each

@@ -3,12 +3,12 @@
 #include <math.h>
 
 #include "dm_layernorm.h"
+#include "dm_rows.h"
 
+/* A row's mean and 1 / sqrtf(variance + epsilon), two passes in order. */
 static void dm_row_stats(const float *x, uint32_t cols, float epsilon, float *mean, float *inv)
 {
-    float s = 0.0f;
-    for (uint32_t c = 0; c < cols; c++) s += x[c];
-    const float m = s / (float)cols;
+    const float m = dm_row_sum(0.0f, x, cols) / (float)cols;
     float v = 0.0f;
     for (uint32_t c = 0; c < cols; c++) {
         const float d = x[c] - m;
@@ -16,6 +16,12 @@ static void dm_row_stats(const float *x, uint32_t cols, float epsilon, float *me
     }
     *mean = m;
     *inv = 1.0f / sqrtf(v / (float)cols + epsilon);
+}
+
+/* The normalized element (x - mean) * inv_std. */
+DM_INLINE float dm_xhat(float x, float mean, float inv)
+{
+    return (x - mean) * inv;
 }
 
 void dm_layernorm_fp32(void *args)
@@ -32,7 +38,7 @@ void dm_layernorm_fp32(void *args)
         if (a->mean != NULL) a->mean[r] = m;
         if (a->inv_std != NULL) a->inv_std[r] = inv;
         for (uint32_t c = 0; c < cols; c++) {
-            const float v = (x[c] - m) * inv * a->scale[c];
+            const float v = dm_xhat(x[c], m, inv) * a->scale[c];
             y[c] = a->bias != NULL ? v + a->bias[c] : v;
         }
     }
@@ -59,11 +65,11 @@ void dm_layernorm_grad_fp32(void *args)
         for (uint32_t c = 0; c < cols; c++) {
             const float g = dy[c] * a->scale[c];
             sum_g += g;
-            sum_gx += g * ((x[c] - m) * inv);
+            sum_gx += g * dm_xhat(x[c], m, inv);
         }
         const float mean_g = sum_g / (float)cols, mean_gx = sum_gx / (float)cols;
         for (uint32_t c = 0; c < cols; c++) {
-            const float xhat = (x[c] - m) * inv;
+            const float xhat = dm_xhat(x[c], m, inv);
             dx[c] = inv * (dy[c] * a->scale[c] - mean_g - xhat * mean_gx);
         }
     }
@@ -81,7 +87,7 @@ void dm_layernorm_grad_params_fp32(void *args)
         float db = a->acc && a->dBias != NULL ? a->dBias[c] : 0.0f;
         for (uint32_t r = 0; r < a->rows; r++) {
             const float dy = a->dY[r * cols + c];
-            ds += dy * ((a->X[r * cols + c] - a->mean[r]) * a->inv_std[r]);
+            ds += dy * dm_xhat(a->X[r * cols + c], a->mean[r], a->inv_std[r]);
             db += dy;
         }
         if (a->dScale != NULL) a->dScale[c] = ds;

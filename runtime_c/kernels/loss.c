@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "dm_loss.h"
+#include "dm_rows.h"
 
 void dm_sce_logprob_fp32(void *args)
 {
@@ -13,11 +14,8 @@ void dm_sce_logprob_fp32(void *args)
     for (uint32_t b = b0; b < b1; b++) {
         const float *x = a->logits + b * classes;
         float *lp = a->log_prob + b * classes;
-        float mx = x[0];
-        for (uint32_t c = 1; c < classes; c++) mx = x[c] > mx ? x[c] : mx;
-        float sum = 0.0f;
-        for (uint32_t c = 0; c < classes; c++) sum += expf(x[c] - mx);
-        const float lse = logf(sum);
+        const float mx = dm_row_max(x, classes, 1u);
+        const float lse = logf(dm_row_exp_sum(x, classes, 1u, mx));
         for (uint32_t c = 0; c < classes; c++) lp[c] = x[c] - mx - lse;
         if (a->row_loss != NULL) a->row_loss[b] = -lp[(uint32_t)a->labels[b]];
     }

@@ -4,6 +4,7 @@
 #include <float.h>
 
 #include "dm_pool.h"
+#include "dm_rows.h"
 
 /* The window geometry of either args struct. */
 typedef struct {
@@ -150,7 +151,7 @@ void dm_maxpool2d_grad_fp32(void *args)
         float *dx = a->dX + p * plane;
         const float *dy = a->dY + p * oplane;
         const int64_t *idx = a->indices + p * oplane;
-        for (uint32_t i = 0; i < plane; i++) dx[i] = 0.0f;
+        dm_row_fill(dx, plane, 0.0f);
         for (uint32_t o = 0; o < oplane; o++) {
             if (idx[o] < 0) continue;
             /* an index counts elements of a tensor whose size is a uint32_t:
@@ -193,7 +194,7 @@ void dm_avgpool2d_grad_fp32(void *args)
     for (uint32_t p = p0; p < p1; p++) {
         float *dx = a->dX + p * plane;
         const float *dy = a->dY + p * oplane;
-        for (uint32_t i = 0; i < plane; i++) dx[i] = 0.0f;
+        dm_row_fill(dx, plane, 0.0f);
         for (uint32_t oh = 0; oh < a->out_h; oh++) {
             for (uint32_t ow = 0; ow < a->out_w; ow++) {
                 const dm_taps_t t = dm_taps(&win, oh, ow);
@@ -217,9 +218,7 @@ void dm_global_avgpool_fp32(void *args)
     dm_chunk(a->planes, &p0, &p1);
     for (uint32_t p = p0; p < p1; p++) {
         const float *x = a->X + p * a->size;
-        float acc = 0.0f;
-        for (uint32_t i = 0; i < a->size; i++) acc += x[i];
-        a->Y[p] = acc / (float)a->size;
+        a->Y[p] = dm_row_sum(0.0f, x, a->size) / (float)a->size;
     }
 }
 
@@ -231,6 +230,6 @@ void dm_global_avgpool_grad_fp32(void *args)
     for (uint32_t p = p0; p < p1; p++) {
         const float g = a->dY[p] / (float)a->size;
         float *dx = a->dX + p * a->size;
-        for (uint32_t i = 0; i < a->size; i++) dx[i] = g;
+        dm_row_fill(dx, a->size, g);
     }
 }

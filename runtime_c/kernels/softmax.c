@@ -1,7 +1,12 @@
 /* Softmax and its gradient: parallel over lines (dm_chunk of outer * inner). */
-#include <math.h>
-
+#include "dm_rows.h"
 #include "dm_softmax.h"
+
+/* Where line l (of outer * inner) starts in a [outer, len, inner] tensor. */
+DM_INLINE uint32_t dm_line_start(uint32_t l, uint32_t len, uint32_t inner)
+{
+    return (l / inner) * len * inner + l % inner;
+}
 
 void dm_softmax_fp32(void *args)
 {
@@ -10,18 +15,12 @@ void dm_softmax_fp32(void *args)
     uint32_t l0, l1;
     dm_chunk(a->outer * inner, &l0, &l1);
     for (uint32_t l = l0; l < l1; l++) {
-        const uint32_t base = (l / inner) * len * inner + l % inner;
+        const uint32_t base = dm_line_start(l, len, inner);
         const float *x = a->X + base;
         float *y = a->Y + base;
-        float mx = x[0];
-        for (uint32_t k = 1; k < len; k++) mx = x[k * inner] > mx ? x[k * inner] : mx;
-        float sum = 0.0f;
-        for (uint32_t k = 0; k < len; k++) {
-            float e = expf(x[k * inner] - mx);
-            y[k * inner] = e;
-            sum += e;
-        }
-        for (uint32_t k = 0; k < len; k++) y[k * inner] = y[k * inner] / sum;
+        const float mx = dm_row_max(x, len, inner);
+        const float sum = dm_row_exp(x, y, len, inner, mx);
+        dm_row_div(y, len, inner, sum);
     }
 }
 
@@ -32,7 +31,7 @@ void dm_softmax_grad_fp32(void *args)
     uint32_t l0, l1;
     dm_chunk(a->outer * inner, &l0, &l1);
     for (uint32_t l = l0; l < l1; l++) {
-        const uint32_t base = (l / inner) * len * inner + l % inner;
+        const uint32_t base = dm_line_start(l, len, inner);
         const float *dy = a->dY + base;
         const float *y = a->Y + base;
         float *dx = a->dX + base;

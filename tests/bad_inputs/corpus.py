@@ -105,6 +105,37 @@ def unary(op: str, domain: str = "", **attrs) -> onnx.ModelProto:
     )
 
 
+def sgd(w: np.ndarray, g: int = 3, **attrs) -> Writer:
+    """One SGD node updating the parameter w (initial value `w`) with the
+    graph input g of `g` elements."""
+    return save(
+        model(
+            [helper.make_node("SGD", ["w", "g"], ["w2"], **attrs)],
+            [vi("g", [g])],
+            [vi("w2", [len(w)])],
+            [init("w", w)],
+        )
+    )
+
+
+def sce(
+    a: list[int],
+    labels: list[int],
+    loss: list[int] | None = None,
+    label_type: int = TensorProto.INT64,
+    weights: list[int] | None = None,
+    **attrs,
+) -> Writer:
+    """One SoftmaxCrossEntropyLoss node n0 on the scores a and the labels l
+    (and the class weights w, given their shape) into the loss y (a scalar
+    unless `loss` is given) and the log-probabilities p."""
+    ins = [vi("a", a), vi("l", labels, label_type)] + ([vi("w", weights)] if weights else [])
+    node = helper.make_node(
+        "SoftmaxCrossEntropyLoss", [v.name for v in ins], ["y", "p"], name="n0", **attrs
+    )
+    return save(model([node], ins, [vi("y", loss or [])]))
+
+
 LOWER = ["lower", "{d}/m.onnx", "-o", "{d}/out"]
 M = "{d}/m.onnx"
 
@@ -324,81 +355,37 @@ case(
     "sce_labels_shape",
     LOWER,
     "node 'n0' (SoftmaxCrossEntropyLoss): labels must have shape 2 (one per batch row), got 3",
-    save(
-        model(
-            [helper.make_node("SoftmaxCrossEntropyLoss", ["a", "l"], ["y", "p"], name="n0")],
-            [vi("a", [2, 5]), vi("l", [3], TensorProto.INT64)],
-            [vi("y", [])],
-        )
-    ),
+    sce([2, 5], [3]),
 )
 case(
     "sce_labels_float",
     LOWER,
     "node 'n0' (SoftmaxCrossEntropyLoss): labels must have i64 elements, got f32",
-    save(
-        model(
-            [helper.make_node("SoftmaxCrossEntropyLoss", ["a", "l"], ["y", "p"], name="n0")],
-            [vi("a", [2, 5]), vi("l", [2])],
-            [vi("y", [])],
-        )
-    ),
+    sce([2, 5], [2], label_type=TensorProto.FLOAT),
 )
 case(
     "sce_rank3",
     LOWER,
     "node 'n0' (SoftmaxCrossEntropyLoss): scores must be rank 2 [batch, classes], got 2x5x3",
-    save(
-        model(
-            [helper.make_node("SoftmaxCrossEntropyLoss", ["a", "l"], ["y", "p"], name="n0")],
-            [vi("a", [2, 5, 3]), vi("l", [2], TensorProto.INT64)],
-            [vi("y", [])],
-        )
-    ),
+    sce([2, 5, 3], [2]),
 )
 case(
     "sce_reduction_none",
     LOWER,
     "node 'n0' (SoftmaxCrossEntropyLoss): reduction 'none' is not supported (mean, sum)",
-    save(
-        model(
-            [
-                helper.make_node(
-                    "SoftmaxCrossEntropyLoss", ["a", "l"], ["y", "p"], name="n0", reduction="none"
-                )
-            ],
-            [vi("a", [2, 5]), vi("l", [2], TensorProto.INT64)],
-            [vi("y", [2])],
-        )
-    ),
+    sce([2, 5], [2], loss=[2], reduction="none"),
 )
 case(
     "sce_ignore_index",
     LOWER,
     "node 'n0' (SoftmaxCrossEntropyLoss): ignore_index is not supported",
-    save(
-        model(
-            [
-                helper.make_node(
-                    "SoftmaxCrossEntropyLoss", ["a", "l"], ["y", "p"], name="n0", ignore_index=0
-                )
-            ],
-            [vi("a", [2, 5]), vi("l", [2], TensorProto.INT64)],
-            [vi("y", [])],
-        )
-    ),
+    sce([2, 5], [2], ignore_index=0),
 )
 case(
     "sce_weights",
     LOWER,
     "node 'n0' (SoftmaxCrossEntropyLoss): class weights are not supported",
-    save(
-        model(
-            [helper.make_node("SoftmaxCrossEntropyLoss", ["a", "l", "w"], ["y", "p"], name="n0")],
-            [vi("a", [2, 5]), vi("l", [2], TensorProto.INT64), vi("w", [5])],
-            [vi("y", [])],
-        )
-    ),
+    sce([2, 5], [2], weights=[5]),
 )
 case(
     "sce_grad_dy_vector",
@@ -507,14 +494,7 @@ case(
     "sgd_no_lr",
     LOWER,
     "node 'n0' (SGD): SGD needs an 'lr' attribute",
-    save(
-        model(
-            [helper.make_node("SGD", ["w", "g"], ["w2"], name="n0")],
-            [vi("g", [3])],
-            [vi("w2", [3])],
-            [init("w", np.zeros(3, np.float32))],
-        )
-    ),
+    sgd(np.zeros(3, np.float32), name="n0"),
 )
 case(
     "sgd_not_parameter",
@@ -535,14 +515,7 @@ case(
     "sgd_shapes",
     LOWER,
     "node 'n0' (SGD): weight (3) and gradient (4) must have the same shape",
-    save(
-        model(
-            [helper.make_node("SGD", ["w", "g"], ["w2"], name="n0", lr=0.1)],
-            [vi("g", [4])],
-            [vi("w2", [3])],
-            [init("w", np.zeros(3, np.float32))],
-        )
-    ),
+    sgd(np.zeros(3, np.float32), g=4, name="n0", lr=0.1),
 )
 case(
     "undefined_input",
@@ -627,27 +600,13 @@ case(
     "nan_initializer",
     LOWER,
     "parameter 'w': initial value holds NaN or Inf",
-    save(
-        model(
-            [helper.make_node("SGD", ["w", "g"], ["w2"], lr=0.1)],
-            [vi("g", [3])],
-            [vi("w2", [3])],
-            [init("w", np.array([1, np.nan, 0], np.float32))],
-        )
-    ),
+    sgd(np.array([1, np.nan, 0], np.float32), lr=0.1),
 )
 case(
     "inf_initializer",
     LOWER,
     "parameter 'w': initial value holds NaN or Inf",
-    save(
-        model(
-            [helper.make_node("SGD", ["w", "g"], ["w2"], lr=0.1)],
-            [vi("g", [3])],
-            [vi("w2", [3])],
-            [init("w", np.array([np.inf, 0, 0], np.float32))],
-        )
-    ),
+    sgd(np.array([np.inf, 0, 0], np.float32), lr=0.1),
 )
 case(
     "nan_constant",

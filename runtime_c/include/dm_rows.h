@@ -1,0 +1,66 @@
+/* deeploy-mlir runtime, internal to the kernels (dm_kernels.h does not
+ * include it): loops over one row of n floats, element k at x[k * stride],
+ * shared by the softmax, loss, layer-norm and pooling kernels. Each walks
+ * k = 0..n-1 in order and accumulates in a float with the same operations
+ * as the loops they replaced, so a kernel keeps the summation order its
+ * header documents, bit for bit. Always inlined (DM_INLINE): a constant
+ * stride of 1 folds away, and gcc -O2 gives the code of the loops they
+ * replaced. */
+#ifndef DM_ROWS_H
+#define DM_ROWS_H
+
+#include <math.h>
+
+#include "dm_common.h"
+
+/* The largest element, x[0] first: a later one replaces it only when `>`
+ * (the first among equals; a NaN only when it comes first). n > 0. */
+DM_INLINE float dm_row_max(const float *x, uint32_t n, uint32_t stride)
+{
+    float mx = x[0];
+    for (uint32_t k = 1; k < n; k++) mx = x[k * stride] > mx ? x[k * stride] : mx;
+    return mx;
+}
+
+/* The sum of expf(x[k] - mx), added in order. */
+DM_INLINE float dm_row_exp_sum(const float *x, uint32_t n, uint32_t stride, float mx)
+{
+    float sum = 0.0f;
+    for (uint32_t k = 0; k < n; k++) sum += expf(x[k * stride] - mx);
+    return sum;
+}
+
+/* y[k] = expf(x[k] - mx) (y may alias x); returns dm_row_exp_sum's sum, the
+ * same bits. A NULL test in one helper for both would cost the storing
+ * loop a branch: gcc -O2 does not unswitch loops. */
+DM_INLINE float dm_row_exp(const float *x, float *y, uint32_t n, uint32_t stride, float mx)
+{
+    float sum = 0.0f;
+    for (uint32_t k = 0; k < n; k++) {
+        const float e = expf(x[k * stride] - mx);
+        y[k * stride] = e;
+        sum += e;
+    }
+    return sum;
+}
+
+/* acc + x[0] + x[1] + ... + x[n-1], added in that order (contiguous). */
+DM_INLINE float dm_row_sum(float acc, const float *x, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) acc += x[k];
+    return acc;
+}
+
+/* y[k] = y[k] / d. */
+DM_INLINE void dm_row_div(float *y, uint32_t n, uint32_t stride, float d)
+{
+    for (uint32_t k = 0; k < n; k++) y[k * stride] = y[k * stride] / d;
+}
+
+/* y[k] = v (contiguous). */
+DM_INLINE void dm_row_fill(float *y, uint32_t n, float v)
+{
+    for (uint32_t k = 0; k < n; k++) y[k] = v;
+}
+
+#endif
