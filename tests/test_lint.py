@@ -1,4 +1,5 @@
-"""The code stays ruff clean (the configuration is in pyproject.toml)."""
+"""The code stays ruff clean, and the core packages (dialects, passes, memory)
+pyright clean (the configurations are in pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -29,3 +30,10 @@ def test_ruff_clean() -> None:
         text=True,
     )
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.skipif(shutil.which("pyright") is None, reason="pyright is in the test extra")
+def test_pyright_clean_on_the_core() -> None:
+    r = subprocess.run(["pyright"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr
+    assert "0 errors" in r.stdout

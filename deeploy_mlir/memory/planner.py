@@ -8,7 +8,7 @@ arena is the largest number of bytes live at one time.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     import z3
@@ -130,19 +130,16 @@ def plan_exact(
     opt.set("timeout", timeout_ms)
     size_of = {b.name: align_up(b.size, b.align) for b in live}
     k = {b.name: z3.Int(f"k_{i}") for i, b in enumerate(live)}
-    off = {b.name: k[b.name] * b.align for b in live}
+    # (z3's stubs type arithmetic on an ArithRef as any expression: cast back)
+    off = {b.name: cast("z3.ArithRef", k[b.name] * b.align) for b in live}
+    end = {b.name: cast("z3.ArithRef", off[b.name] + size_of[b.name]) for b in live}
     arena = z3.Int("arena")
     for b in live:
-        opt.add(k[b.name] >= 0, off[b.name] + size_of[b.name] <= arena)
+        opt.add(k[b.name] >= 0, end[b.name] <= arena)
     for i, a in enumerate(live):
         for b in live[i + 1 :]:
             if a.overlaps_in_time(b):
-                opt.add(
-                    z3.Or(
-                        off[a.name] + size_of[a.name] <= off[b.name],
-                        off[b.name] + size_of[b.name] <= off[a.name],
-                    )
-                )
+                opt.add(z3.Or(end[a.name] <= off[b.name], end[b.name] <= off[a.name]))
     opt.add(arena <= g_size, arena >= bound)
     h = opt.minimize(arena)
     result = opt.check()
