@@ -76,11 +76,15 @@ def generate(
     of the forward model into folder: CrossEntropyLoss (MSELoss if mse), SGD.
 
     The artifacts' node names carry a counter that onnxruntime's onnxblock
-    keeps per process (``onnx::SoftmaxCrossEntropyLoss::4``), so the bytes
-    depend on how many models the process generated before; the numbers do
-    not."""
+    keeps per process (``onnx::SoftmaxCrossEntropyLoss::4``); it is reset
+    here, so a model's bytes do not depend on how many models the process
+    generated before (a full run and an ``--only`` run write the same files)."""
     from onnxruntime.training import artifacts
+    from onnxruntime.training.onnxblock import _graph_utils
 
+    if not hasattr(_graph_utils, "_GRAPH_TOKEN"):
+        raise SystemExit("onnxruntime-training: onnxblock's name counter moved; see generate()")
+    _graph_utils._GRAPH_TOKEN = 0
     folder.mkdir(parents=True, exist_ok=True)  # generate_artifacts needs it to exist
     with quiet_ort():
         artifacts.generate_artifacts(
