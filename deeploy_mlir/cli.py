@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -24,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import numpy as np
-
 from deeploy_mlir.errors import DeeployError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy is imported where it is used: Ctrl-C at start-up is handled
+    import numpy as np
+
     from deeploy_mlir.memory.report import RegimeReport
     from deeploy_mlir.targets.boards import Board
 
@@ -45,7 +47,13 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _positive(kind: str):
+#: the largest memory budget (bytes): a 32-bit target addresses 4 GiB
+MAX_BUDGET = (1 << 32) - 1
+#: the largest float32
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _positive(kind: str, most: int | None = None, why: str = ""):
     def conv(s: str) -> int:
         try:
             v = int(s, 0)
@@ -53,18 +61,29 @@ def _positive(kind: str):
             raise argparse.ArgumentTypeError(f"{kind} must be an integer, got '{s}'") from None
         if v <= 0:
             raise argparse.ArgumentTypeError(f"{kind} must be positive, got {v}")
+        if most is not None and v > most:
+            raise argparse.ArgumentTypeError(f"{kind} must be at most {most}{why}, got {v}")
         return v
 
     return conv
 
 
 def _lr(s: str) -> float:
+    """A learning rate: positive, finite and not 0 as a float32 (the C harness's type)."""
     try:
         v = float(s)
     except ValueError:
         raise argparse.ArgumentTypeError(f"learning rate must be a number, got '{s}'") from None
-    if not np.isfinite(v):
+    if not math.isfinite(v):
         raise argparse.ArgumentTypeError(f"learning rate must be finite, got {s}")
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"learning rate must be positive, got {s}")
+    if v > FLOAT32_MAX:
+        raise argparse.ArgumentTypeError(
+            f"learning rate {s} does not fit a float32 (at most {FLOAT32_MAX:.8g})"
+        )
+    if struct.unpack("<f", struct.pack("<f", v))[0] == 0.0:
+        raise argparse.ArgumentTypeError(f"learning rate {s} is 0 as a float32")
     return v
 
 
@@ -105,7 +124,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     for lv in ("l1", "l2", "l3"):
         p.add_argument(
             f"--{lv}",
-            type=_positive(f"--{lv}"),
+            type=_positive(f"--{lv}", MAX_BUDGET, " (a 32-bit target addresses 4 GiB)"),
             default=None,
             metavar="BYTES",
             help=f"{lv.upper()} budget in bytes (default: the target's)",
@@ -317,7 +336,7 @@ def _regime_opts(args: argparse.Namespace) -> dict[str, Any]:
 
 def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
     from deeploy_mlir.emitters.c import EmitOptions, Project
-    from deeploy_mlir.frontend.data import load_data, zero_data
+    from deeploy_mlir.frontend.data import check_minibatches, load_data, zero_data
     from deeploy_mlir.frontend.onnx_import import import_model
     from deeploy_mlir.interp.interpreter import check_arenas
     from deeploy_mlir.pipeline import parse_pipeline, pipeline_for, run_pipeline
@@ -336,6 +355,7 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
     parse_pipeline(spec)  # bad pipelines fail before any work
     model = import_model(args.model, args.params)
     steps, accum = getattr(args, "steps", 1), getattr(args, "accum", 1)
+    check_minibatches(model, steps, accum)  # before any array is made or read
     n = steps * accum
     if getattr(args, "feeds", None) is not None:  # arrays given by the caller (`test`)
         data = args.feeds(model)
@@ -401,6 +421,8 @@ def parse_run_output(text: str) -> tuple[dict[str, list[list[float]]], dict[str,
 
 
 def _floats(words: Sequence[str]) -> np.ndarray:
+    import numpy as np
+
     assert all(_HEX.match(w) for w in words), words
     return np.array([int(w, 16) for w in words], dtype=np.uint32).view(np.float32)
 
@@ -598,6 +620,11 @@ def _regime_report(
 
 
 def _compiles(args: argparse.Namespace, tiling: str, l1: int) -> bool:
+    return _why_not(args, tiling, l1) is None
+
+
+def _why_not(args: argparse.Namespace, tiling: str, l1: int) -> str | None:
+    """Why the model does not compile with `tiling` at `l1` bytes (None: it does)."""
     from deeploy_mlir.interp.interpreter import arena_sizes
     from deeploy_mlir.pipeline import pipeline_for, run_pipeline
 
@@ -617,9 +644,10 @@ def _compiles(args: argparse.Namespace, tiling: str, l1: int) -> bool:
             ),
             verify_each=args.verify_each,
         )
-    except DeeployError:
-        return False
-    return arena_sizes(module).get("L1", 0) <= l1
+    except DeeployError as e:
+        return str(e)
+    need = arena_sizes(module).get("L1", 0)
+    return None if need <= l1 else f"the L1 arena needs {need} bytes"
 
 
 def cmd_minimal_l1(args: argparse.Namespace) -> int:
@@ -629,9 +657,11 @@ def cmd_minimal_l1(args: argparse.Namespace) -> int:
 
     args._model = import_model(args.model, args.params)
     result: dict[str, int | None] = {}
+    why: str | None = None
     for tiling in ("tiled", "untiled"):
         hi = _budgets(args)["l2"]
-        if not _compiles(args, tiling, hi):
+        why = _why_not(args, tiling, hi)
+        if why is not None:
             result[tiling] = None
             continue
         lo = 0  # does not compile
@@ -644,6 +674,11 @@ def cmd_minimal_l1(args: argparse.Namespace) -> int:
             else:
                 lo = mid
         result[tiling] = hi
+    if all(b is None for b in result.values()):
+        raise DeeployError(
+            f"minimal-l1: the model compiles with no L1 budget up to the L2 budget "
+            f"({_budgets(args)['l2']} bytes), tiled or untiled: {why}"
+        )
     if args.json:
         print(json.dumps(result))
     else:
@@ -681,7 +716,7 @@ def _atol(s: str) -> float:
         v = float(s)
     except ValueError:
         raise argparse.ArgumentTypeError(f"--atol must be a number, got '{s}'") from None
-    if not np.isfinite(v) or v < 0:
+    if not math.isfinite(v) or v < 0:
         raise argparse.ArgumentTypeError(f"--atol must be a non-negative number, got {s}")
     return v
 
@@ -711,6 +746,8 @@ def _test_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 def cmd_test(args: argparse.Namespace) -> int:
     """`test DIR`: one step of a Deeploy test folder on the host emulation."""
+    import numpy as np
+
     from deeploy_mlir.emitters.c import write_project
     from deeploy_mlir.testfolder import check_outputs, compare, feeds, load_folder
 
@@ -769,13 +806,18 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    import warnings
+
+    # a numeric warning raised in our code (an overflow, a NaN) is an error, never a stray line
+    warnings.filterwarnings("error", category=RuntimeWarning, module=r"deeploy_mlir\.")
     try:
+        args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
     except DeeployError as e:
         print(f"deeploy-mlir: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback (outputs are cleaned up)
+        print("deeploy-mlir: interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # a bug of ours: one line, unless debugging
         if os.environ.get("DEEPLOY_MLIR_DEBUG"):

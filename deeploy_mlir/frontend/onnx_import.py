@@ -103,8 +103,8 @@ class ImportedModel:
 def _load_onnx(path: Path) -> onnx.ModelProto:
     if not path.is_file():
         raise DeeployError(f"{path}: no such file")
-    try:
-        model = onnx.load(str(path))
+    try:  # external data is refused below: nothing is read from paths a model names
+        model = onnx.load(str(path), load_external_data=False)
     except Exception as e:  # protobuf raises several types
         raise DeeployError(f"{path}: not an ONNX model ({type(e).__name__})") from None
     if not model.graph.node and not model.graph.input:
@@ -173,13 +173,9 @@ def _load_checkpoint(path: Path) -> dict[str, np.ndarray]:
 
 
 def load_params_npz(path: Path) -> dict[str, np.ndarray]:
-    if not path.is_file():
-        raise DeeployError(f"{path}: no such file")
-    try:
-        with np.load(path) as z:
-            return {k: np.array(z[k]) for k in z.files}
-    except Exception as e:
-        raise DeeployError(f"{path}: not a .npz file ({type(e).__name__})") from None
+    from deeploy_mlir.frontend.npz import read_npz
+
+    return read_npz(path)
 
 
 def import_model(path: str | Path, params_file: str | Path | None = None) -> ImportedModel:
@@ -200,6 +196,7 @@ def import_model(path: str | Path, params_file: str | Path | None = None) -> Imp
     given = load_params_npz(Path(params_file)) if params_file is not None else None
     checkpoint = _load_checkpoint(ckpt) if given is None and ckpt.is_file() else None
     imp = _Importer(train, opt, given if given is not None else checkpoint, str(train_path))
+    imp.params_file = str(params_file) if given is not None else None
     return imp.run()
 
 
@@ -247,8 +244,45 @@ def topological_order(g: onnx.GraphProto) -> list[onnx.NodeProto]:
     return [g.node[i] for i in order]
 
 
-def _node_label(node: onnx.NodeProto) -> str:
-    return f"node '{node.name or node.output[0]}' ({node.op_type})"
+def _node_label(node: onnx.NodeProto, index: int | None = None) -> str:
+    name = node.name or next((o for o in node.output if o), None)
+    if name is None:
+        name = f"#{index}" if index is not None else "?"
+    return f"node '{name}' ({node.op_type})"
+
+
+def _attr_name(t: int) -> str:
+    return onnx.AttributeProto.AttributeType.Name(t) if t in _ATTR_TYPES else str(t)
+
+
+_ATTR_TYPES = set(onnx.AttributeProto.AttributeType.values())
+#: com.microsoft gradient ops whose attributes are their forward op's
+_FORWARD_OF = {
+    "ConvGrad": "Conv",
+    "MaxPoolGrad": "MaxPool",
+    "AveragePoolGrad": "AveragePool",
+    "SoftmaxGrad": "Softmax",
+    "SoftmaxGrad_13": "Softmax",
+    "LayerNormalizationGrad": "LayerNormalization",
+    "SoftmaxCrossEntropyLossGrad": "SoftmaxCrossEntropyLoss",
+}
+#: attributes of ops outside the default domain's schemas
+_OWN_ATTRIBUTES = {"SGD": {"lr": onnx.AttributeProto.FLOAT}}
+
+
+def _attribute_types(node: onnx.NodeProto, opset: int) -> dict[str, int]:
+    """The attribute types the op's ONNX schema declares ({}: no schema known)."""
+    if node.op_type in _OWN_ATTRIBUTES:
+        return dict(_OWN_ATTRIBUTES[node.op_type])
+    default = node.domain in ("", "ai.onnx")
+    name = node.op_type if default else _FORWARD_OF.get(node.op_type)
+    if name is None:
+        return {}
+    try:
+        schema = onnx.defs.get_schema(name, opset, "")
+    except onnx.defs.SchemaError:
+        return {}
+    return {k: int(v.type) for k, v in schema.attributes.items()}
 
 
 Handler = Callable[["_Importer", onnx.NodeProto], None]
@@ -287,13 +321,17 @@ class _Importer:
     deeploy_params: list[str] = field(default_factory=list[str])
     #: outputs that are only completion flags (InPlaceAccumulatorV2 output 0)
     _dropped: set[str] = field(default_factory=set[str])
+    #: --params PARAMS.npz when the initial values come from it (None: checkpoint or graph)
+    params_file: str | None = None
 
     # -- entry --------------------------------------------------------------
     def run(self) -> ImportedModel:
         g = self.train.graph
         self._check_opset(self.train)
+        self._check_graph(g)
         self._check_supported([self.train] + ([self.opt] if self.opt else []))
-        self.inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+        self._check_attributes(g)
+        self.inits = {t.name: self._initializer(t) for t in g.initializer}
         for vi in [*g.value_info, *g.output]:
             dims = vi.type.tensor_type.shape.dim
             # a value without a shape field is of unknown shape, not a scalar
@@ -304,6 +342,7 @@ class _Importer:
         args = self._training_args(style)
         train_fn = self._function("training_step", args, topological_order(g))
         params = self._param_values(args)
+        self._check_names(args)
         funcs = [train_fn]
         trainable = [a.name for a in args if a.kind == KIND_PARAM and self._has_grad(a.name, style)]
         funcs.append(self._optimizer_function(args, trainable, style))
@@ -324,6 +363,98 @@ class _Importer:
                 f"{self.source}: opset {v} is not supported (opsets {MIN_OPSET} to {MAX_OPSET})"
             )
 
+    def _check_graph(self, g: onnx.GraphProto) -> None:
+        """The graph's names: every tensor written once (by a node, or as a graph
+        input or initializer), every graph output listed once, and some node."""
+        if not g.node:
+            raise DeeployError(f"{self.source}: the graph has no nodes")
+        for what, names in (
+            ("graph input", [v.name for v in g.input]),
+            ("initializer", [t.name for t in g.initializer]),
+            ("graph output", [v.name for v in g.output]),
+        ):
+            seen: set[str] = set()
+            for name in names:
+                if name in seen:
+                    raise DeeployError(f"{self.source}: {what} '{name}' is listed twice")
+                seen.add(name)
+        inputs = {v.name for v in g.input}
+        inits = {t.name for t in g.initializer}
+        writer: dict[str, str] = {}
+        for i, n in enumerate(g.node):
+            label = _node_label(n, i)
+            if not any(n.output):
+                raise DeeployError(f"{label}: has no outputs")
+            for out in n.output:
+                if not out:
+                    continue
+                if out in writer:
+                    raise DeeployError(f"{label}: output '{out}' is also written by {writer[out]}")
+                if out in inputs:
+                    raise DeeployError(f"{label}: output '{out}' is a graph input")
+                if out in inits:
+                    raise DeeployError(f"{label}: output '{out}' is an initializer")
+                writer[out] = label
+
+    def _check_attributes(self, g: onnx.GraphProto) -> None:
+        """Attribute types as the op's schema gives them, and finite floats."""
+        opset = max(o.version for o in self.train.opset_import if o.domain in ("", "ai.onnx"))
+        for i, n in enumerate(g.node):
+            types = _attribute_types(n, opset)
+            for a in n.attribute:
+                want = types.get(a.name)
+                if want is not None and a.type != want:
+                    raise DeeployError(
+                        f"{_node_label(n, i)}: attribute '{a.name}' must be "
+                        f"{_attr_name(want)}, got {_attr_name(a.type)}"
+                    )
+                floats = [a.f] if a.type == onnx.AttributeProto.FLOAT else []
+                if a.type == onnx.AttributeProto.FLOATS:
+                    floats = list(a.floats)
+                if not all(np.isfinite(floats)):
+                    raise DeeployError(
+                        f"{_node_label(n, i)}: attribute '{a.name}' must be finite, got "
+                        f"{[float(f) for f in floats] if len(floats) > 1 else float(floats[0])}"
+                    )
+
+    def _initializer(self, t: onnx.TensorProto) -> np.ndarray:
+        """An initializer's value; data kept outside the model, or not matching
+        the shape, is an error naming it."""
+        where = f"{self.source}: initializer '{t.name}'"
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            raise DeeployError(
+                f"{where} keeps its data in an external file: not supported (save the model "
+                "with its data inside)"
+            )
+        if t.data_type not in onnx.TensorProto.DataType.values() or t.data_type in (
+            onnx.TensorProto.UNDEFINED,
+            onnx.TensorProto.STRING,
+        ):
+            raise DeeployError(f"{where} has element type {t.data_type}: not a numeric tensor")
+        dims = list(t.dims)
+        if any(d < 0 for d in dims):
+            raise DeeployError(f"{where} has a negative dimension: shape {dims}")
+        n = int(np.prod(dims, dtype=object))
+        itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
+        if n * itemsize > MAX_TENSOR_BYTES:
+            raise DeeployError(
+                f"{where} of shape {dims} needs {n * itemsize} bytes: more than the 4 GiB a "
+                "32-bit target addresses"
+            )
+        type_name = onnx.TensorProto.DataType.Name(t.data_type)
+        if t.HasField("raw_data") and len(t.raw_data) != n * itemsize:
+            raise DeeployError(
+                f"{where} holds {len(t.raw_data)} bytes of data but its shape {dims} of "
+                f"{type_name} needs {n * itemsize}"
+            )
+        try:
+            return numpy_helper.to_array(t)
+        except Exception as e:
+            msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise DeeployError(
+                f"{where}: its data does not match its shape {dims} of {type_name} ({msg})"
+            ) from None
+
     def _check_supported(self, models: Sequence[onnx.ModelProto]) -> None:
         missing: dict[str, list[str]] = {}
         for m in models:
@@ -331,7 +462,7 @@ class _Importer:
                 dom = "" if n.domain in ("", "ai.onnx") else n.domain
                 if (dom, n.op_type) not in HANDLERS:
                     key = f"{dom}:{n.op_type}" if dom else n.op_type
-                    missing.setdefault(key, []).append(n.name or n.output[0])
+                    missing.setdefault(key, []).append(n.name or next(iter(n.output), "?"))
         if missing:
             parts = [f"{k} (nodes: {', '.join(v)})" for k, v in sorted(missing.items())]
             raise DeeployError(f"{self.source}: unsupported ONNX ops: {'; '.join(parts)}")
@@ -403,9 +534,32 @@ class _Importer:
             for n in self.train.graph.node
         )
 
+    def _check_names(self, args: list[ArgInfo]) -> None:
+        """Distinct names in the C program: two arguments whose names differ
+        only in characters C identifiers cannot hold ('w.1', 'w_1') would
+        define the same symbol."""
+        seen: dict[str, str] = {}
+        for a in args:
+            ident = "".join(c if c.isalnum() or c == "_" else "_" for c in a.name)
+            if ident in seen and seen[ident] != a.name:
+                raise DeeployError(
+                    f"{self.source}: '{seen[ident]}' and '{a.name}' have the same C name "
+                    f"'{ident}': rename one"
+                )
+            seen[ident] = a.name
+
     def _param_values(self, args: list[ArgInfo]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         source = self.given_params
+        if self.params_file is not None and source is not None:
+            names = [a.name for a in args if a.kind == KIND_PARAM]
+            extra = sorted(set(source) - set(names))
+            if extra:
+                listed = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+                raise DeeployError(
+                    f"{self.params_file}: array '{extra[0]}' matches no parameter of the graph "
+                    f"(parameters: {listed or 'none'})"
+                )
         for a in args:
             if a.kind != KIND_PARAM:
                 continue
@@ -422,6 +576,14 @@ class _Importer:
                 raise DeeployError(
                     f"parameter '{a.name}': initial value has shape {list(v.shape)} but the graph "
                     f"expects {list(a.shape)}"
+                )
+            v = np.asarray(v)
+            if v.dtype != np.float32 and (
+                v.dtype.kind not in "biuf" or not np.can_cast(v.dtype, np.float32, "safe")
+            ):
+                raise DeeployError(
+                    f"parameter '{a.name}': initial value has dtype {v.dtype}; expected float32 "
+                    "(or a dtype that converts to it exactly)"
                 )
             if not np.all(np.isfinite(v)):
                 raise DeeployError(f"parameter '{a.name}': initial value holds NaN or Inf")
@@ -444,7 +606,14 @@ class _Importer:
             dom = "" if node.domain in ("", "ai.onnx") else node.domain
             if any(fold(self, node) for fold in FOLDERS):
                 continue
-            HANDLERS[(dom, node.op_type)](self, node)
+            try:
+                HANDLERS[(dom, node.op_type)](self, node)
+            except (ValueError, TypeError, IndexError, KeyError, OverflowError) as e:
+                # a hostile graph the handler's own checks did not foresee: name the node
+                msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+                raise DeeployError(
+                    f"{_node_label(node)}: cannot import it ({type(e).__name__}: {msg})"
+                ) from None
         if name == "training_step":
             self._graph_outputs()
         self.builder.insert(func.ReturnOp(*[v for v, _ in self.results]))
@@ -531,7 +700,10 @@ class _Importer:
         if name in self.env:
             return self.env[name]
         if name in self.inits:
-            v = self.constant(self.inits[name])
+            try:
+                v = self.constant(self.inits[name])
+            except DeeployError as e:
+                raise DeeployError(f"{_node_label(node)}: input '{name}': {e}") from None
             self.env[name] = v
             return v
         raise DeeployError(f"{_node_label(node)}: input '{name}' is not defined before use")
@@ -555,13 +727,15 @@ class _Importer:
     def constant(self, arr: np.ndarray) -> SSAValue:
         assert self.builder is not None
         arr = np.asarray(arr)
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            raise DeeployError("a constant (initializer) holds NaN or Inf")
         if arr.dtype == np.float64:
+            if np.any(np.abs(arr) > np.finfo(np.float32).max):
+                raise DeeployError("a constant (initializer) holds values beyond float32's range")
             arr = arr.astype(np.float32)
         elem = ONNX_DTYPES_BY_NP.get(arr.dtype.type)
         if elem is None:
             raise DeeployError(f"constant of dtype {arr.dtype} is not supported")
-        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-            raise DeeployError("a constant (initializer) holds NaN or Inf")
         t = _tensor_type(arr.shape, elem)
         flat = arr.reshape(-1).tolist()
         attr = DenseIntOrFPElementsAttr.from_list(t, flat)  # pyright: ignore[reportCallIssue, reportArgumentType]
@@ -811,6 +985,8 @@ def _sgd(im: _Importer, node: onnx.NodeProto) -> None:
         raise DeeployError(
             f"{_node_label(node)}: the updated weight '{w_name}' must be a parameter"
         )
+    if not float(a["lr"]) > 0:
+        raise DeeployError(f"{_node_label(node)}: lr must be positive, got {float(a['lr']):g}")
     lr = im.constant(np.array([a["lr"]], dtype=np.float32))
     (res,) = im.emit(node, T.SgdOp, [im.value(node, 0), im.value(node, 1), lr])
     im.env[node.output[0]] = res

@@ -39,6 +39,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.dialects.forms import BUFFER, require
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.memory.planner import (
     Buffer,
@@ -90,6 +91,9 @@ class ArenaPlan(ModulePass):
             raise DeeployError(
                 f"arena-plan: strategy must be 'greedy' or 'exact', got '{self.strategy}'"
             )
+        if self.capacity < 0:
+            raise DeeployError(f"arena-plan: capacity must not be negative, got {self.capacity}")
+        require(op, self.name, BUFFER)
         fns = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
         # time = the op's place in a walk of the function (nested ops included)
         lengths = [sum(1 for _ in _walk(f)) for f in fns]

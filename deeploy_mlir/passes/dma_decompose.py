@@ -37,6 +37,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.dialects.forms import BUFFER, MATERIALIZED, require
 from deeploy_mlir.errors import DeeployError
 
 
@@ -56,6 +57,7 @@ class DmaDecompose(ModulePass):
             engines = dma.engines_named(self.engine)
         except ValueError as e:
             raise DeeployError(f"dma-decompose: {e}") from None
+        require(op, self.name, BUFFER, MATERIALIZED)
         by_hop = {e.hop: e for e in engines}
         for copy in [o for o in op.walk() if isinstance(o, dma.CopyOp)]:
             engine = by_hop.get(copy.hop)

@@ -54,6 +54,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.dialects.forms import BUFFER, COPIES, MATERIALIZED, UNDECOMPOSED, require
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.passes.tile_select import STAGE_BUFFERS, stand_ins
 from deeploy_mlir.passes.tiling_materialize import STAGE_LOOP, TILE_LOOP
@@ -157,6 +158,7 @@ class DmaMultibuffer(ModulePass):
             raise DeeployError(
                 f"dma-multibuffer: levels must be 'all' or 'l3-only', got '{self.levels}'"
             )
+        require(op, self.name, BUFFER, MATERIALIZED, COPIES, UNDECOMPOSED)
         if self.count == 1:
             return
         for loop in [

@@ -48,6 +48,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.dialects.forms import BUFFER, UNPLANNED, UNTILED, require
 from deeploy_mlir.errors import DeeployError
 
 
@@ -268,6 +269,7 @@ class MemoryHome(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self._check_options()
+        require(op, self.name, BUFFER, UNPLANNED, UNTILED)
         whole = self.stage == "whole"
         sizes: dict[str, int] = {}
         kinds: dict[str, str] = {}

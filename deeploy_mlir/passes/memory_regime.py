@@ -53,6 +53,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.dialects.forms import UNPLANNED, UNTILED, require
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.passes import memory_home
 from deeploy_mlir.targets.boards import Board, load_board
@@ -250,6 +251,7 @@ class MemoryRegime(ModulePass):
                     "memory-regime: expects every tensor in L2 (run it right after "
                     "training-bufferize, instead of memory-home)"
                 )
+        require(op, self.name, UNPLANNED, UNTILED)
         board = load_board(self.board)
         fp = footprint(op)
         chosen = choose(op, self.regime, capacity(board, self.l2, self.l3))

@@ -54,6 +54,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.dialects.forms import BUFFER, UNTILED, require
 from deeploy_mlir.dialects.tiling import TiledOp
 from deeploy_mlir.errors import DeeployError
 
@@ -503,6 +504,7 @@ class TileSelect(ModulePass):
             )
         if self.l2 < 0:
             raise DeeployError(f"tile-select: l2 must not be negative, got {self.l2}")
+        require(op, self.name, BUFFER, UNTILED)
         stage_budget: int | None = None
         if self.l2:
             arena = _probe_l2_arena(op)

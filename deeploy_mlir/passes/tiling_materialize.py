@@ -65,6 +65,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.dialects.forms import BUFFER, CHOSEN, require
 from deeploy_mlir.dialects.tiling import TiledOp
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.passes.tile_select import (
@@ -326,6 +327,7 @@ class TilingMaterialize(ModulePass):
     name = "tiling-materialize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require(op, self.name, BUFFER, CHOSEN)
         for tiled in [o for o in op.walk() if isinstance(o, TiledOp)]:
             self._materialize(tiled)
 

@@ -31,6 +31,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.dialects.forms import TENSOR, require
 from deeploy_mlir.passes.training_inplace_alias import INPLACE, inplace_of, updates_of
 
 
@@ -73,6 +74,7 @@ class TrainingBufferize(ModulePass):
     level: str = "L2"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require(op, self.name, TENSOR)
         globals_: list[Operation] = []
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and fn.body.blocks:

@@ -26,6 +26,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.dialects.forms import TENSOR, require
 
 INPLACE = "training.inplace"
 
@@ -124,6 +125,7 @@ class TrainingInplaceAlias(ModulePass):
     name = "training-inplace-alias"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require(op, self.name, TENSOR)
         for fn in op.ops:
             if isinstance(fn, func.FuncOp) and fn.body.blocks:
                 _FunctionAliasing(fn).run()

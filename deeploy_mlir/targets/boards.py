@@ -48,6 +48,8 @@ HOPS = ("L2-L1", "L3-L2")
 KERNEL_FAMILIES = ("gemm", "conv", "elementwise", "reduce", "loss", "optimizer")
 #: the largest size in bytes: sizes are uint32_t in the emitted C
 MAX_BYTES = (1 << 32) - 1
+#: the most cores a board may have (PULP clusters have 8 to 16; a cluster of clusters a few more)
+MAX_CORES = 1024
 
 
 @dataclass(frozen=True)
@@ -167,9 +169,17 @@ def _parse(doc: Any, where: str) -> Board:
     if not isinstance(name, str) or not name:
         raise c.fail("name", f"must be a non-empty string, got {name!r}")
     cores = c.integer(top["cores"], "cores", 1)
+    if cores > MAX_CORES:
+        raise c.fail("cores", f"must be <= {MAX_CORES}, got {cores}")
     clock = c.integer(top["clock_hz"], "clock_hz", 1)
     lv = c.mapping(top["levels"], "levels", LEVELS)
     levels = {k: c.integer(lv[k], f"levels.{k}", 1, MAX_BYTES) for k in LEVELS}
+    if "L1" in levels and "L2" in levels and levels["L1"] > levels["L2"]:
+        # tiles of L2 tensors live in L1: a cluster memory larger than the SoC's is a typo
+        raise c.fail(
+            "levels.L1",
+            f"({levels['L1']} bytes) must not be larger than levels.L2 ({levels['L2']} bytes)",
+        )
     engines = _engines(c, top["engines"])
     ks = c.mapping(top["kernels"], "kernels", KERNEL_FAMILIES)
     kernels: dict[str, KernelThroughput] = {}
@@ -236,6 +246,8 @@ def load_board(name_or_path: str) -> Board:
         raise DeeployError(f"board '{where}': not valid YAML (not UTF-8 text)") from None
     try:
         doc = yaml.safe_load(text)
+    except RecursionError:
+        raise DeeployError(f"board '{where}': not valid YAML (nested too deeply)") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
