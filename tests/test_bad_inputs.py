@@ -1,6 +1,7 @@
 """Every case of the bad-input corpus (tests/bad_inputs/corpus.py) through the
-real CLI: exit code 2, exactly its one-line error on stderr, nothing on
-stdout, no Python traceback, and no output directory left behind."""
+real CLI (deeploy-mlir, or deeploy-opt for its cases): exit code 2, exactly
+its one-line error on stderr, nothing on stdout, no Python traceback, and no
+output directory left behind."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from corpus import CASES
 
 
 def test_the_corpus_is_large_enough() -> None:
-    assert len(CASES) >= 100
+    assert len(CASES) >= 150
     assert len({c.name for c in CASES}) == len(CASES)
 
 
@@ -25,13 +26,13 @@ def test_bad_input(c, tmp_path: Path) -> None:
     c.write(d)
     argv = [a.replace("{d}", str(d)) for a in c.argv]
     r = subprocess.run(
-        [sys.executable, "-m", "deeploy_mlir.cli", *argv],
+        [sys.executable, "-m", c.tool, *argv],
         capture_output=True,
         text=True,
         timeout=120,
     )
     want = c.error.replace("{d}", str(d))
-    if not want.startswith("deeploy-mlir"):
+    if not want.startswith(("deeploy-mlir", "deeploy-opt")):
         want = f"deeploy-mlir: error: {want}"
     assert "Traceback" not in r.stderr + r.stdout
     assert r.returncode == 2, (r.returncode, r.stderr)

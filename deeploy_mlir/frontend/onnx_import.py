@@ -19,6 +19,7 @@ the new value of an argument carries ``training.updates = <arg index>``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -430,7 +431,12 @@ class _Importer:
             onnx.TensorProto.UNDEFINED,
             onnx.TensorProto.STRING,
         ):
-            raise DeeployError(f"{where} has element type {t.data_type}: not a numeric tensor")
+            kind = (
+                onnx.TensorProto.DataType.Name(t.data_type)
+                if t.data_type in onnx.TensorProto.DataType.values()
+                else str(t.data_type)
+            )
+            raise DeeployError(f"{where} has element type {kind}: not a numeric tensor")
         dims = list(t.dims)
         if any(d < 0 for d in dims):
             raise DeeployError(f"{where} has a negative dimension: shape {dims}")
@@ -610,6 +616,8 @@ class _Importer:
                 HANDLERS[(dom, node.op_type)](self, node)
             except (ValueError, TypeError, IndexError, KeyError, OverflowError) as e:
                 # a hostile graph the handler's own checks did not foresee: name the node
+                if os.environ.get("DEEPLOY_MLIR_DEBUG"):
+                    raise
                 msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
                 raise DeeployError(
                     f"{_node_label(node)}: cannot import it ({type(e).__name__}: {msg})"

@@ -58,6 +58,9 @@ from deeploy_mlir.dialects.forms import BUFFER, UNTILED, require
 from deeploy_mlir.dialects.tiling import TiledOp
 from deeploy_mlir.errors import DeeployError
 
+#: the largest budget: a 32-bit target addresses 4 GiB
+MAX_BUDGET = (1 << 32) - 1
+
 #: on a tiling.tiled (and its stage loops): fewer stage buffers than asked
 #: for fit the free L2, so its L3 hop stays single-buffered
 STAGE_BUFFERS = "tiling.stage_buffers"
@@ -504,6 +507,12 @@ class TileSelect(ModulePass):
             )
         if self.l2 < 0:
             raise DeeployError(f"tile-select: l2 must not be negative, got {self.l2}")
+        for what, v in (("l1", self.l1), ("l2", self.l2)):
+            if v > MAX_BUDGET:
+                raise DeeployError(
+                    f"tile-select: {what} must be at most {MAX_BUDGET} (a 32-bit target "
+                    f"addresses 4 GiB), got {v}"
+                )
         require(op, self.name, BUFFER, UNTILED)
         stage_budget: int | None = None
         if self.l2:

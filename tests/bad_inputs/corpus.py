@@ -25,13 +25,21 @@ class Case:
     argv: list[str]
     error: str
     write: Writer = field(default=lambda d: None)
+    #: the module run with `python -m`: the compiler's CLI, or deeploy-opt
+    tool: str = "deeploy_mlir.cli"
 
 
 CASES: list[Case] = []
 
 
-def case(name: str, argv: list[str], error: str, write: Writer | None = None) -> None:
-    CASES.append(Case(name, argv, error, write or (lambda d: None)))
+def case(
+    name: str,
+    argv: list[str],
+    error: str,
+    write: Writer | None = None,
+    tool: str = "deeploy_mlir.cli",
+) -> None:
+    CASES.append(Case(name, argv, error, write or (lambda d: None), tool))
 
 
 # --------------------------------------------------------------------------
@@ -611,7 +619,7 @@ case(
 case(
     "nan_constant",
     LOWER,
-    "a constant (initializer) holds NaN or Inf",
+    "node 'y' (Add): input 'k': a constant (initializer) holds NaN or Inf",
     save(
         model(
             [helper.make_node("Add", ["x", "k"], ["y"])],
@@ -1317,3 +1325,790 @@ for value in ("-1", "nan", "x"):
         f"deeploy-mlir test: error: argument --atol: {msg}",
         folder({"x": X23}, {"y": X23}),
     )
+
+
+# --------------------------------------------------------------------------
+# issue 17: budgets, mini-batch counts and learning rates out of range
+
+OPT_ERR = "deeploy-mlir lower: error: argument "
+for name, opts, err in [
+    (
+        "l1_huge",
+        ["--l1", "10000000000000"],
+        "--l1: --l1 must be at most 4294967295 (a 32-bit target addresses 4 GiB), got "
+        "10000000000000",
+    ),
+    (
+        "l2_4gib",
+        ["--l2", "4294967296"],
+        "--l2: --l2 must be at most 4294967295 (a 32-bit target addresses 4 GiB), got 4294967296",
+    ),
+    (
+        "l3_hex_huge",
+        ["--l3", "0x1000000000"],
+        "--l3: --l3 must be at most 4294967295 (a 32-bit target addresses 4 GiB), got 68719476736",
+    ),
+    ("lr_negative", ["--lr", "-0.5"], "--lr: learning rate must be positive, got -0.5"),
+    ("lr_zero", ["--lr", "0"], "--lr: learning rate must be positive, got 0"),
+    ("lr_negative_zero", ["--lr", "-0.0"], "--lr: learning rate must be positive, got -0.0"),
+    (
+        "lr_overflows_fp32",
+        ["--lr", "1e40"],
+        "--lr: learning rate 1e40 does not fit a float32 (at most 3.4028235e+38)",
+    ),
+    ("lr_underflows_fp32", ["--lr", "1e-46"], "--lr: learning rate 1e-46 is 0 as a float32"),
+]:
+    case(name, [*LOWER, *opts], OPT_ERR + err, save(mlp()))
+# mlp(): x [3, 4] float32 (48 bytes) and labels [3] int64 (24 bytes) per mini-batch
+case(
+    "steps_accum_zero_data_too_large",
+    [*LOWER, "--steps", "1000000", "--accum", "100"],
+    "--steps 1000000 x --accum 100 = 100000000 mini-batches of 72 bytes of inputs need "
+    "7200000000 bytes of data: more than the 4 GiB a 32-bit target addresses",
+    save(mlp()),
+)
+case(
+    "steps_accum_data_too_large",
+    [*RUN[:4], "--steps", "60000000"],
+    "--steps 60000000 x --accum 1 = 60000000 mini-batches of 72 bytes of inputs need "
+    "4320000000 bytes of data: more than the 4 GiB a 32-bit target addresses",
+    with_data({"x": GOOD_X, "labels": GOOD_L}),
+)
+case(
+    "steps_accum_count",
+    [*LOWER, "--steps", "65536", "--accum", "65536"],
+    "--steps 65536 x --accum 65536 = 4294967296 mini-batches: more than the 4294967295 the "
+    "harness counts (32-bit)",
+    save(mlp()),
+)
+
+# --------------------------------------------------------------------------
+# data arrays of the wrong dtype, hostile .npz files
+
+
+def _npy_member(name: str, header_shape: tuple[int, ...], payload: bytes = b"") -> Writer:
+    """data.npz whose member `name` claims `header_shape` float32 in its .npy
+    header but holds only `payload` (a header can claim anything)."""
+    import io
+    import zipfile
+
+    def w(d: Path) -> None:
+        onnx.save(mlp(), d / "m.onnx")
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_1_0(
+            buf, {"descr": "<f4", "fortran_order": False, "shape": header_shape}
+        )
+        with zipfile.ZipFile(d / "data.npz", "w") as z:
+            z.writestr(f"{name}.npy", buf.getvalue() + payload)
+            z.writestr("labels.npy", _npy_bytes(GOOD_L))
+
+    return w
+
+
+def _npy_bytes(arr: np.ndarray) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    return buf.getvalue()
+
+
+def _zip_with(members: dict[str, bytes], name: str = "data.npz") -> Writer:
+    import zipfile
+
+    def w(d: Path) -> None:
+        onnx.save(mlp(), d / "m.onnx")
+        with zipfile.ZipFile(d / name, "w") as z:
+            for k, v in members.items():
+                z.writestr(k, v)
+
+    return w
+
+
+DATA = "{d}/data.npz: "
+for name, arrays, err in [
+    (
+        "x_float64",
+        {"x": GOOD_X.astype(np.float64), "labels": GOOD_L},
+        "array 'x' has dtype float64; expected float32 (or a dtype that converts to it exactly)",
+    ),
+    (
+        "x_int64",
+        {"x": GOOD_X.astype(np.int64), "labels": GOOD_L},
+        "array 'x' has dtype int64; expected float32 (or a dtype that converts to it exactly)",
+    ),
+    (
+        "x_int32",
+        {"x": GOOD_X.astype(np.int32), "labels": GOOD_L},
+        "array 'x' has dtype int32; expected float32 (or a dtype that converts to it exactly)",
+    ),
+    (
+        "labels_uint64",
+        {"x": GOOD_X, "labels": GOOD_L.astype(np.uint64)},
+        "array 'labels' has dtype uint64; expected int64 (or a dtype that converts to it exactly)",
+    ),
+    ("labels_bool", {"x": GOOD_X, "labels": GOOD_L.astype(bool)}, None),
+    (
+        "x_scalar",
+        {"x": np.float32(1), "labels": GOOD_L},
+        "array 'x' has shape []; expected [2, 3, 4] (2 mini-batches of the graph input's shape "
+        "[3, 4])",
+    ),
+    (
+        "x_float16_nan",
+        {"x": np.full((2, 3, 4), np.nan, np.float16), "labels": GOOD_L},
+        "array 'x' holds NaN or Inf",
+    ),
+    (
+        "x_bytes",
+        {"x": np.zeros((2, 3, 4), "S2"), "labels": GOOD_L},
+        "array 'x' must be numeric, got |S2",
+    ),
+]:
+    if err is None:  # bool labels: kind 'b' is not an integer kind for labels
+        err = "array 'labels' must hold integers, got bool"
+    case(f"data_{name}", RUN, DATA + err, with_data(arrays))
+case(
+    "data_object_array",
+    RUN,
+    DATA + "array 'x' holds Python objects",
+    lambda d: (
+        onnx.save(mlp(), d / "m.onnx"),
+        np.savez(d / "data.npz", x=np.array([1, "a"], dtype=object), labels=GOOD_L),
+    ),
+)
+case(
+    "data_one_npy",
+    RUN,
+    DATA + "not a .npz file (one .npy array, not a zip of named arrays)",
+    lambda d: (onnx.save(mlp(), d / "m.onnx"), (d / "data.npz").write_bytes(_npy_bytes(GOOD_X))),
+)
+case(
+    "data_text_member",
+    RUN,
+    DATA + "member 'readme.txt' is not a .npy array",
+    _zip_with({"x.npy": _npy_bytes(GOOD_X), "readme.txt": b"hello"}),
+)
+case(
+    "data_header_claims_64gib",
+    RUN,
+    DATA + "array 'x' of shape [4294967296, 4] needs 68719476736 bytes: more than the 4 GiB a "
+    "32-bit target addresses",
+    _npy_member("x", (1 << 32, 4)),
+)
+case(
+    "data_header_longer_than_data",
+    RUN,
+    DATA + "not a .npz file (ValueError)",
+    _npy_member("x", (2, 3, 4), b"\x00" * 8),
+)
+case(
+    "data_truncated_zip",
+    RUN,
+    DATA + "not a .npz file (BadZipFile)",
+    lambda d: (
+        onnx.save(mlp(), d / "m.onnx"),
+        np.savez(d / "full.npz", x=GOOD_X, labels=GOOD_L),
+        (d / "data.npz").write_bytes((d / "full.npz").read_bytes()[:300]),
+    ),
+)
+
+# --------------------------------------------------------------------------
+# --params: arrays that are not parameters, or of the wrong dtype
+
+PARAMS = [*LOWER, "--params", "{d}/p.npz"]
+W54 = np.zeros((5, 4), np.float32)
+B5 = np.zeros(5, np.float32)
+for name, arrays, err in [
+    (
+        "extra_array",
+        {"w": W54, "b": B5, "bias2": B5},
+        "{d}/p.npz: array 'bias2' matches no parameter of the graph (parameters: w, b)",
+    ),
+    (
+        "scalar",
+        {"w": np.float32(0), "b": B5},
+        "parameter 'w': initial value has shape [] but the graph expects [5, 4]",
+    ),
+    (
+        "float64",
+        {"w": W54.astype(np.float64), "b": B5},
+        "parameter 'w': initial value has dtype float64; expected float32 (or a dtype that "
+        "converts to it exactly)",
+    ),
+    (
+        "int64",
+        {"w": W54, "b": B5.astype(np.int64)},
+        "parameter 'b': initial value has dtype int64; expected float32 (or a dtype that "
+        "converts to it exactly)",
+    ),
+    (
+        "strings",
+        {"w": W54, "b": np.array(["a"] * 5)},
+        "parameter 'b': initial value has dtype <U1; expected float32 (or a dtype that "
+        "converts to it exactly)",
+    ),
+]:
+    case(
+        f"params_{name}",
+        PARAMS,
+        err,
+        lambda d, arrays=arrays: (save(mlp())(d), np.savez(d / "p.npz", **arrays)),
+    )
+case(
+    "params_object_array",
+    PARAMS,
+    "{d}/p.npz: array 'w' holds Python objects",
+    lambda d: (save(mlp())(d), np.savez(d / "p.npz", w=np.array([None]), b=B5)),
+)
+
+# --------------------------------------------------------------------------
+# initializers whose data does not match their declaration
+
+
+def _with_init(t: onnx.TensorProto) -> Writer:
+    """x + k with the initializer k given as a TensorProto."""
+    return save(
+        model(
+            [helper.make_node("Add", ["x", "k"], ["y"], name="n0")],
+            [vi("x", [5, 4])],
+            [vi("y", [5, 4])],
+            [t],
+        )
+    )
+
+
+def _raw(dims: list[int], data: bytes, dtype: int = TensorProto.FLOAT) -> onnx.TensorProto:
+    """An initializer k declared with `dims` holding `data` as raw bytes, as a
+    hostile file can (onnx.helper checks the size, a protobuf does not)."""
+    t = onnx.TensorProto(name="k", data_type=dtype, raw_data=data)
+    t.dims.extend(dims)
+    return t
+
+
+def _floats_init(dims: list[int], values: list[float]) -> onnx.TensorProto:
+    t = onnx.TensorProto(name="k", data_type=TensorProto.FLOAT)
+    t.dims.extend(dims)
+    t.float_data.extend(values)
+    return t
+
+
+INIT = "{d}/m.onnx: initializer 'k'"
+case(
+    "init_raw_data_short",
+    LOWER,
+    f"{INIT} holds 12 bytes of data but its shape [5, 4] of FLOAT needs 80",
+    _with_init(_raw([5, 4], b"\x00" * 12)),
+)
+case(
+    "init_raw_data_long",
+    LOWER,
+    f"{INIT} holds 84 bytes of data but its shape [5, 4] of FLOAT needs 80",
+    _with_init(_raw([5, 4], b"\x00" * 84)),
+)
+case(
+    "init_float_data_short",
+    LOWER,
+    f"{INIT}: its data does not match its shape [5, 4] of FLOAT (cannot reshape array of size "
+    "3 into shape (5,4))",
+    _with_init(_floats_init([5, 4], [1.0, 2.0, 3.0])),
+)
+case(
+    "init_negative_dim",
+    LOWER,
+    f"{INIT} has a negative dimension: shape [-1, 4]",
+    _with_init(_raw([-1, 4], b"")),
+)
+case(
+    "init_huge",
+    LOWER,
+    f"{INIT} of shape [70000, 70000] needs 19600000000 bytes: more than the 4 GiB a 32-bit "
+    "target addresses",
+    _with_init(_raw([70000, 70000], b"")),
+)
+case(
+    "init_string",
+    LOWER,
+    f"{INIT} has element type STRING: not a numeric tensor",
+    _with_init(helper.make_tensor("k", TensorProto.STRING, [1], [b"a"])),
+)
+
+
+def _external() -> onnx.TensorProto:
+    t = _raw([5, 4], b"")
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    e = t.external_data.add()
+    e.key, e.value = "location", "../../../etc/passwd"
+    return t
+
+
+case(
+    "init_external_data",
+    LOWER,
+    f"{INIT} keeps its data in an external file: not supported (save the model with its "
+    "data inside)",
+    _with_init(_external()),
+)
+case(
+    "init_int32_constant",
+    LOWER,
+    "node 'n0' (Add): input 'k': constant of dtype int32 is not supported",
+    _with_init(init("k", np.ones((5, 4), np.int32))),
+)
+case(
+    "init_double_beyond_float32",
+    LOWER,
+    "node 'n0' (Add): input 'k': a constant (initializer) holds values beyond float32's range",
+    _with_init(init("k", np.full((5, 4), 1e300))),
+)
+case(
+    "sgd_double_parameter",
+    LOWER,
+    "parameter 'w': initial value has dtype float64; expected float32 (or a dtype that "
+    "converts to it exactly)",
+    sgd(np.array([0.1, 0.2, 0.3]), lr=0.1),
+)
+
+# --------------------------------------------------------------------------
+# graphs whose names do not add up
+
+RELU_X = [vi("x", [2])]
+
+
+def _graph(nodes, inputs=RELU_X, outputs=None, inits=()) -> Writer:
+    return save(model(nodes, inputs, outputs if outputs is not None else [vi("y", [2])], inits))
+
+
+case(
+    "graph_without_nodes",
+    LOWER,
+    "{d}/m.onnx: the graph has no nodes",
+    _graph([], outputs=[vi("x", [2])]),
+)
+case(
+    "two_nodes_write_one_tensor",
+    LOWER,
+    "node 'b' (Relu): output 'y' is also written by node 'a' (Relu)",
+    _graph([helper.make_node("Relu", ["x"], ["y"], name=n) for n in ("a", "b")]),
+)
+case(
+    "node_writes_graph_input",
+    LOWER,
+    "node 'a' (Relu): output 'x' is a graph input",
+    _graph([helper.make_node("Relu", ["x"], ["x"], name="a")], outputs=[vi("x", [2])]),
+)
+case(
+    "node_writes_initializer",
+    LOWER,
+    "node 'a' (Relu): output 'k' is an initializer",
+    _graph(
+        [helper.make_node("Relu", ["x"], ["k"], name="a")],
+        outputs=[vi("k", [2])],
+        inits=[init("k", np.zeros(2, np.float32))],
+    ),
+)
+case(
+    "duplicate_graph_output",
+    LOWER,
+    "{d}/m.onnx: graph output 'y' is listed twice",
+    _graph([helper.make_node("Relu", ["x"], ["y"])], outputs=[vi("y", [2]), vi("y", [2])]),
+)
+case(
+    "duplicate_graph_input",
+    LOWER,
+    "{d}/m.onnx: graph input 'x' is listed twice",
+    _graph([helper.make_node("Relu", ["x"], ["y"])], inputs=[vi("x", [2]), vi("x", [2])]),
+)
+case(
+    "duplicate_initializer",
+    LOWER,
+    "{d}/m.onnx: initializer 'k' is listed twice",
+    _graph(
+        [helper.make_node("Add", ["x", "k"], ["y"])],
+        inits=[init("k", np.zeros(2, np.float32)), init("k", np.ones(2, np.float32))],
+    ),
+)
+case(
+    "node_without_outputs",
+    LOWER,
+    "node 'r' (Relu): has no outputs",
+    _graph([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Relu", ["x"], [], name="r")]),
+)
+case(
+    "unnamed_node_without_outputs",
+    LOWER,
+    "node '#1' (Relu): has no outputs",
+    _graph([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Relu", ["x"], [""])]),
+)
+case(
+    "same_c_name",
+    LOWER,
+    "{d}/m.onnx: 'a.b' and 'a_b' have the same C name 'a_b': rename one",
+    _graph(
+        [helper.make_node("Add", ["a.b", "a_b"], ["y"])],
+        inputs=[vi("a.b", [2]), vi("a_b", [2])],
+    ),
+)
+case(
+    "no_default_opset",
+    LOWER,
+    "{d}/m.onnx: the model imports no default-domain opset",
+    lambda d: onnx.save(
+        helper.make_model(
+            helper.make_graph(
+                [helper.make_node("Relu", ["x"], ["y"])], "g", RELU_X, [vi("y", [2])]
+            ),
+            opset_imports=[helper.make_opsetid("com.microsoft", 1)],
+        ),
+        d / "m.onnx",
+    ),
+)
+
+
+def _sequence_input(d: Path) -> None:
+    seq = helper.make_tensor_sequence_value_info("x", TensorProto.FLOAT, [2])
+    onnx.save(model([helper.make_node("Relu", ["x"], ["y"])], [seq], [vi("y", [2])]), d / "m.onnx")
+
+
+case("input_not_a_tensor", LOWER, "{d}/m.onnx: graph input 'x' is not a tensor", _sequence_input)
+
+# --------------------------------------------------------------------------
+# attributes of the wrong type or value
+
+
+def _gemm(**attrs) -> Writer:
+    return save(
+        model(
+            [helper.make_node("Gemm", ["a", "b"], ["y"], name="n0", **attrs)],
+            [vi("a", [2, 3]), vi("b", [3, 4])],
+            [vi("y", [2, 4])],
+        )
+    )
+
+
+def _attr(name: str, value, kind: int) -> onnx.AttributeProto:
+    """An attribute of the given type whatever the value's Python type."""
+    a = onnx.AttributeProto(name=name, type=kind)
+    if kind == onnx.AttributeProto.FLOAT:
+        a.f = value
+    elif kind == onnx.AttributeProto.INT:
+        a.i = value
+    elif kind == onnx.AttributeProto.STRING:
+        a.s = value
+    elif kind == onnx.AttributeProto.FLOATS:
+        a.floats.extend(value)
+    return a
+
+
+def _with_attr(w_node: onnx.NodeProto, *attrs: onnx.AttributeProto) -> onnx.NodeProto:
+    w_node.attribute.extend(attrs)
+    return w_node
+
+
+AP = onnx.AttributeProto
+for name, node, inputs, err in [
+    (
+        "gemm_transa_float",
+        _with_attr(
+            helper.make_node("Gemm", ["a", "b"], ["y"], name="n0"), _attr("transA", 1.0, AP.FLOAT)
+        ),
+        [vi("a", [2, 3]), vi("b", [3, 4])],
+        "node 'n0' (Gemm): attribute 'transA' must be INT, got FLOAT",
+    ),
+    (
+        "gemm_alpha_string",
+        _with_attr(
+            helper.make_node("Gemm", ["a", "b"], ["y"], name="n0"), _attr("alpha", b"2", AP.STRING)
+        ),
+        [vi("a", [2, 3]), vi("b", [3, 4])],
+        "node 'n0' (Gemm): attribute 'alpha' must be FLOAT, got STRING",
+    ),
+    (
+        "gemm_alpha_inf",
+        helper.make_node("Gemm", ["a", "b"], ["y"], name="n0", alpha=float("inf")),
+        [vi("a", [2, 3]), vi("b", [3, 4])],
+        "node 'n0' (Gemm): attribute 'alpha' must be finite, got inf",
+    ),
+    (
+        "softmax_axis_string",
+        _with_attr(
+            helper.make_node("Softmax", ["a"], ["y"], name="n0"), _attr("axis", b"1", AP.STRING)
+        ),
+        [vi("a", [2, 3])],
+        "node 'n0' (Softmax): attribute 'axis' must be INT, got STRING",
+    ),
+    (
+        "layer_norm_epsilon_nan",
+        helper.make_node("LayerNormalization", ["a", "s"], ["y"], name="n0", epsilon=float("nan")),
+        [vi("a", [2, 3]), vi("s", [3])],
+        "node 'n0' (LayerNormalization): attribute 'epsilon' must be finite, got nan",
+    ),
+    (
+        "conv_strides_floats",
+        _with_attr(
+            helper.make_node("Conv", ["a", "w"], ["y"], name="n0"),
+            _attr("strides", [1.0, 1.0], AP.FLOATS),
+        ),
+        [vi("a", [1, 1, 4, 4]), vi("w", [1, 1, 3, 3])],
+        "node 'n0' (Conv): attribute 'strides' must be INTS, got FLOATS",
+    ),
+    (
+        "sgd_lr_string",
+        _with_attr(
+            helper.make_node("SGD", ["a", "b"], ["y"], name="n0"), _attr("lr", b"0.1", AP.STRING)
+        ),
+        [vi("a", [2]), vi("b", [2])],
+        "node 'n0' (SGD): attribute 'lr' must be FLOAT, got STRING",
+    ),
+    (
+        "sgd_lr_inf",
+        helper.make_node("SGD", ["a", "b"], ["y"], name="n0", lr=float("inf")),
+        [vi("a", [2]), vi("b", [2])],
+        "node 'n0' (SGD): attribute 'lr' must be finite, got inf",
+    ),
+    (
+        "sce_grad_reduction_int",
+        _with_attr(
+            helper.make_node(
+                "SoftmaxCrossEntropyLossGrad", ["a", "l"], ["y"], name="n0", domain="com.microsoft"
+            ),
+            _attr("reduction", 1, AP.INT),
+        ),
+        [vi("a", [2, 3]), vi("l", [2], TensorProto.INT64)],
+        "node 'n0' (SoftmaxCrossEntropyLossGrad): attribute 'reduction' must be STRING, got INT",
+    ),
+]:
+    case(name, LOWER, err, save(model([node], inputs, [vi("y", [2])])))
+for name, lr in (("negative", -0.1), ("zero", 0.0)):
+    case(
+        f"sgd_lr_{name}",
+        LOWER,
+        f"node 'n0' (SGD): lr must be positive, got {lr:g}",
+        sgd(np.zeros(3, np.float32), name="n0", lr=lr),
+    )
+
+# --------------------------------------------------------------------------
+# pass pipelines in the wrong order: each pass checks its input form
+
+for name, pipe, err in [
+    (
+        "tile_select_before_bufferize",
+        "tile-select,training-bufferize,arena-plan",
+        "tile-select: expects buffer-form IR (run training-bufferize first)",
+    ),
+    (
+        "bufferize_twice",
+        "training-bufferize,training-bufferize",
+        "training-bufferize: expects tensor-form IR (run it before training-bufferize, once)",
+    ),
+    (
+        "inplace_after_bufferize",
+        "training-bufferize,training-inplace-alias,arena-plan",
+        "training-inplace-alias: expects tensor-form IR (run it before training-bufferize, once)",
+    ),
+    (
+        "arena_plan_on_tensors",
+        "arena-plan",
+        "arena-plan: expects buffer-form IR (run training-bufferize first)",
+    ),
+    (
+        "materialize_without_select",
+        "training-bufferize,tiling-materialize,arena-plan",
+        "tiling-materialize: finds no tile choices (run tile-select first)",
+    ),
+    (
+        "tile_select_twice",
+        "training-bufferize,tile-select,tile-select",
+        "tile-select: expects IR without tile choices (run it once, before tiling-materialize)",
+    ),
+    (
+        "tile_select_after_materialize",
+        "training-bufferize,tile-select,tiling-materialize,tile-select",
+        "tile-select: expects IR without tile choices (run it once, before tiling-materialize)",
+    ),
+    (
+        "multibuffer_without_tiles",
+        "training-bufferize,dma-multibuffer,arena-plan",
+        "dma-multibuffer: finds no tile copies (run tile-select and tiling-materialize first)",
+    ),
+    (
+        "multibuffer_before_materialize",
+        "training-bufferize,tile-select,dma-multibuffer",
+        "dma-multibuffer: finds tile choices not yet materialized (run tiling-materialize first)",
+    ),
+    (
+        "multibuffer_after_decompose",
+        "training-bufferize,arena-plan,tile-select,tiling-materialize,dma-decompose,"
+        "dma-multibuffer,arena-plan{level=L1}",
+        "dma-multibuffer: must run before dma-decompose",
+    ),
+    (
+        "decompose_before_materialize",
+        "training-bufferize,tile-select,dma-decompose",
+        "dma-decompose: finds tile choices not yet materialized (run tiling-materialize first)",
+    ),
+    (
+        "decompose_on_tensors",
+        "dma-decompose",
+        "dma-decompose: expects buffer-form IR (run training-bufferize first)",
+    ),
+    (
+        "memory_home_on_tensors",
+        "memory-home",
+        "memory-home: expects buffer-form IR (run training-bufferize first)",
+    ),
+    (
+        "memory_home_after_arena_plan",
+        "training-bufferize,arena-plan,memory-home",
+        "memory-home: must run before arena-plan",
+    ),
+    (
+        "memory_home_after_tile_select",
+        "training-bufferize,tile-select,memory-home",
+        "memory-home: expects IR without tile choices (run it once, before tiling-materialize)",
+    ),
+    (
+        "memory_regime_after_arena_plan",
+        "training-bufferize,arena-plan,memory-regime",
+        "memory-regime: must run before arena-plan",
+    ),
+    (
+        "arena_plan_negative_capacity",
+        "training-bufferize,arena-plan{capacity=-1}",
+        "arena-plan: capacity must not be negative, got -1",
+    ),
+    (
+        "tile_select_l1_huge",
+        "training-bufferize,tile-select{l1=99999999999999}",
+        "tile-select: l1 must be at most 4294967295 (a 32-bit target addresses 4 GiB), got "
+        "99999999999999",
+    ),
+    (
+        "tile_select_l2_huge",
+        "training-bufferize,tile-select{l2=4294967296}",
+        "tile-select: l2 must be at most 4294967295 (a 32-bit target addresses 4 GiB), got "
+        "4294967296",
+    ),
+]:
+    case(f"order_{name}", [*LOWER, "--pass-pipeline", pipe], err, save(mlp()))
+
+# --------------------------------------------------------------------------
+# boards and minimal-l1
+
+for name, changes, err in [
+    (
+        "l1_larger_than_l2",
+        {"levels.L1": 4194304},
+        "levels.L1 (4194304 bytes) must not be larger than levels.L2 (2097152 bytes)",
+    ),
+    ("cores_huge", {"cores": 1000000}, "cores must be <= 1024, got 1000000"),
+    ("clock_text", {"clock_hz": "fast"}, "clock_hz must be an integer, got 'fast'"),
+    (
+        "bandwidth_inf",
+        {"engines.mchan.bandwidth": float("inf")},
+        "engines.mchan.bandwidth must be a finite number, got inf",
+    ),
+    ("name_empty", {"name": ""}, "name must be a non-empty string, got ''"),
+]:
+    case(f"board_{name}", BOARD, f"board '{{d}}/b.yaml': {err}", _board(**changes))
+case(
+    "board_python_tag",
+    BOARD,
+    "board '{d}/b.yaml': not valid YAML at line 1",
+    lambda d: (d / "b.yaml").write_text("!!python/object/apply:os.system ['true']\n"),
+)
+case(
+    "board_empty",
+    BOARD,
+    "board '{d}/b.yaml': the file is empty",
+    lambda d: (d / "b.yaml").write_text(""),
+)
+case(
+    "board_not_utf8",
+    BOARD,
+    "board '{d}/b.yaml': not valid YAML (not UTF-8 text)",
+    lambda d: (d / "b.yaml").write_bytes(b"cores: \xff\xfe\n"),
+)
+case(
+    "board_nested_too_deeply",
+    BOARD,
+    "board '{d}/b.yaml': not valid YAML (nested too deeply)",
+    lambda d: (d / "b.yaml").write_text("[" * 100000 + "]" * 100000),
+)
+case(
+    "board_l1_larger_than_l2_in_lower",
+    [*LOWER, "--board", "{d}/b.yaml"],
+    "board '{d}/b.yaml': levels.L1 (4194304 bytes) must not be larger than levels.L2 "
+    "(2097152 bytes)",
+    _mlp_and_board(**{"levels.L1": 4194304}),
+)
+case(
+    "minimal_l1_nothing_compiles",
+    ["minimal-l1", M, "--l2", "10"],
+    "minimal-l1: the model compiles with no L1 budget up to the L2 budget (10 bytes), tiled "
+    "or untiled: memory-home: the L2 budget of 10 bytes is too small: with every tensor that "
+    "can live in L3 there the L2 arena still needs 148 bytes",
+    save(mlp()),
+)
+
+# --------------------------------------------------------------------------
+# deeploy-opt: files it cannot read, pipelines it cannot run
+
+OPT = "deeploy_mlir.opt"
+
+
+def _tensor_form_mlir(d: Path) -> None:
+    from deeploy_mlir.frontend.onnx_import import import_model
+
+    onnx.save(mlp(), d / "m.onnx")
+    (d / "m.mlir").write_text(str(import_model(d / "m.onnx").module) + "\n")
+
+
+for name, argv, err, write in [
+    ("missing_file", ["{d}/none.mlir"], "{d}/none.mlir: no such file", None),
+    (
+        "not_utf8",
+        ["{d}/m.mlir"],
+        "{d}/m.mlir: not UTF-8 text (byte 0xff at offset 10)",
+        lambda d: (d / "m.mlir").write_bytes(b"// comment\xff\n"),
+    ),
+    ("directory", ["{d}"], "{d}: is a directory", None),
+    (
+        "unknown_extension",
+        ["{d}/m.onnx"],
+        "{d}/m.onnx: unknown file extension 'onnx' (known: mlir; or give --frontend)",
+        lambda d: (d / "m.onnx").write_text("builtin.module {}\n"),
+    ),
+    (
+        "output_is_input",
+        ["{d}/m.mlir", "-o", "{d}/m.mlir"],
+        "-o {d}/m.mlir: is the input file (write the output elsewhere)",
+        lambda d: (d / "m.mlir").write_text("builtin.module {}\n"),
+    ),
+    (
+        "output_directory_missing",
+        ["{d}/m.mlir", "-o", "{d}/none/o.mlir"],
+        "-o {d}/none/o.mlir: the directory {d}/none does not exist",
+        lambda d: (d / "m.mlir").write_text("builtin.module {}\n"),
+    ),
+    (
+        "unknown_pass",
+        ["{d}/m.mlir", "-p", "tile-pick"],
+        "pass pipeline: Unrecognized passes: ['tile-pick']",
+        lambda d: (d / "m.mlir").write_text("builtin.module {}\n"),
+    ),
+    (
+        "tile_select_on_tensors",
+        ["{d}/m.mlir", "-p", "tile-select"],
+        "tile-select: expects buffer-form IR (run training-bufferize first)",
+        _tensor_form_mlir,
+    ),
+    (
+        "bufferize_twice",
+        ["{d}/m.mlir", "-p", "training-bufferize,training-bufferize"],
+        "training-bufferize: expects tensor-form IR (run it before training-bufferize, once)",
+        _tensor_form_mlir,
+    ),
+]:
+    case(f"opt_{name}", argv, f"deeploy-opt: error: {err}", write, tool=OPT)
