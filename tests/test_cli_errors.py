@@ -3,6 +3,10 @@ code 2, no traceback and no output directory left behind."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -219,9 +223,6 @@ def test_bool_input_model_error_is_one_line(tmp_path: Path) -> None:
 
 
 def test_deeploy_opt_reports_bad_ir_without_a_traceback(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     bad = tmp_path / "bad.mlir"
     bad.write_text(
         'func.func @f(%a: memref<8x6xf32, "L2">, %b: memref<4x6xf32, "L1">, %i: index) {\n'
@@ -241,3 +242,91 @@ def test_deeploy_opt_reports_bad_ir_without_a_traceback(tmp_path: Path) -> None:
         assert r.returncode == 2, r.stderr
         assert "Traceback" not in r.stderr
         assert r.stderr.startswith("deeploy-opt: error:") and msg in r.stderr
+
+
+def _interrupt(argv: list[str], delay: float) -> subprocess.CompletedProcess[str]:
+    """Run `python -m argv`, wait until the child has our code running (its
+    imports reached numpy: the interpreter's own start-up, before any line of
+    ours runs, is not ours to handle), then `delay` seconds more, and press Ctrl-C."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    maps = Path(f"/proc/{p.pid}/maps")
+    end = time.monotonic() + 120
+    while p.poll() is None and time.monotonic() < end:
+        try:
+            if "_multiarray_umath" in maps.read_text():
+                break
+        except OSError:
+            break
+        time.sleep(0.005)
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=300)
+    return subprocess.CompletedProcess(argv, p.returncode, out, err)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.3, 1.0, 3.0])
+def test_ctrl_c_while_starting_or_compiling(tmp_path: Path, delay: float) -> None:
+    """Ctrl-C while the CLI imports its packages or compiles: one line, exit
+    130, no traceback, no output."""
+    out = tmp_path / "out"
+    model = Path(__file__).resolve().parents[1] / "examples" / "cct"
+    r = _interrupt(["deeploy_mlir.cli", "lower", str(model), "-o", str(out)], delay)
+    assert "Traceback" not in r.stderr + r.stdout
+    assert r.returncode == 130, (r.returncode, r.stderr)
+    assert r.stderr.splitlines() == ["deeploy-mlir: interrupted"]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.3])
+def test_ctrl_c_in_deeploy_opt(tmp_path: Path, delay: float) -> None:
+    """deeploy-opt the same (tile-select's imports load numpy; an empty module
+    may be done before the signal: then exit 0)."""
+    f = tmp_path / "m.mlir"
+    f.write_text("builtin.module {}\n")
+    r = _interrupt(["deeploy_mlir.opt", str(f), "-p", "tile-select"], delay)
+    assert "Traceback" not in r.stderr + r.stdout
+    assert r.returncode in (130, 0), (r.returncode, r.stderr)
+    if r.returncode == 130:
+        assert r.stderr.splitlines() == ["deeploy-opt: interrupted"]
+
+
+def test_extra_mini_batches_are_noted(tmp_path: Path, mlp: Path) -> None:
+    """More mini-batches than --steps x --accum: accepted (the first ones
+    train), and a note says how many are not used."""
+    rng = np.random.default_rng(1)
+    d = tmp_path / "d.npz"
+    np.savez(
+        d,
+        x=rng.standard_normal((5, 3, 4)).astype(np.float32),
+        labels=rng.integers(0, 5, (5, 3)),
+    )
+    out = tmp_path / "out"
+    r = run_cli("lower", mlp, "-o", out, "--data", d, "--steps", "2")
+    assert r.code == 0, r.err
+    assert r.err.splitlines() == [
+        f"note: {d}: 5 mini-batches given, the first 2 used (--steps x --accum); the other 3 "
+        "are not"
+    ]
+    # the harness holds exactly the first two mini-batches
+    text = (out / "data.h").read_text()
+    assert "2 mini-batches per user input" in text
+
+
+def test_exact_dtype_conversions_are_accepted(tmp_path: Path, mlp: Path) -> None:
+    """float16 inputs and int32 labels convert exactly (numpy's safe casting):
+    the project is the same as with float32 and int64 arrays."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float16)
+    labels = rng.integers(0, 5, (2, 3))
+    exact, narrow = tmp_path / "exact.npz", tmp_path / "narrow.npz"
+    np.savez(exact, x=x.astype(np.float32), labels=labels.astype(np.int64))
+    np.savez(narrow, x=x, labels=labels.astype(np.int32))
+    texts = []
+    for data in (exact, narrow):
+        out = tmp_path / data.stem
+        r = run_cli("lower", mlp, "-o", out, "--data", data, "--steps", "2")
+        assert r.code == 0 and r.err == "", r.err
+        texts.append((out / "data.h").read_text())
+    assert texts[0] == texts[1]

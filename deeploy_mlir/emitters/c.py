@@ -62,9 +62,9 @@ def c_type(t: Attribute) -> str:
 
 
 def c_float(x: float) -> str:
+    if not abs(float(x)) <= float(np.finfo(np.float32).max):  # NaN, Inf, or beyond float32
+        raise DeeployError(f"cannot emit the float {x}: not finite as a float32")
     v = np.float32(x)
-    if not np.isfinite(v):
-        raise DeeployError(f"cannot emit the non-finite float {v}")
     return np.format_float_scientific(v, unique=True, exp_digits=2) + "f"
 
 

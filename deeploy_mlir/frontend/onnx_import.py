@@ -20,7 +20,7 @@ the new value of an argument carries ``training.updates = <arg index>``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,7 +110,23 @@ def _load_onnx(path: Path) -> onnx.ModelProto:
         raise DeeployError(f"{path}: not an ONNX model ({type(e).__name__})") from None
     if not model.graph.node and not model.graph.input:
         raise DeeployError(f"{path}: not an ONNX model (empty graph)")
+    bad = next((n for n in _names(model) if not isinstance(n, str)), None)
+    if bad is not None:  # protobuf hands out a string field that is not UTF-8 as bytes
+        raise DeeployError(f"{path}: not an ONNX model (the name {bad!r} is not UTF-8 text)")
     return model
+
+
+def _names(model: onnx.ModelProto) -> Iterator[object]:
+    """Every name and string in the model's graph and opsets."""
+    g = model.graph
+    yield from (o.domain for o in model.opset_import)
+    yield from (v.name for v in [*g.input, *g.output, *g.value_info])
+    for v in [*g.input, *g.output, *g.value_info]:
+        yield from (d.dim_param for d in v.type.tensor_type.shape.dim)
+    yield from (t.name for t in g.initializer)
+    for n in g.node:
+        yield from (n.name, n.op_type, n.domain, *n.input, *n.output)
+        yield from (a.name for a in n.attribute)
 
 
 def _read_checkpoint_flatbuffer(path: Path) -> dict[str, np.ndarray] | None:

@@ -1750,6 +1750,21 @@ case(
         inputs=[vi("a.b", [2]), vi("a_b", [2])],
     ),
 )
+
+
+def _not_utf8_name(d: Path) -> None:
+    data = bytearray(mlp().SerializeToString())
+    i = data.find(b"logits")
+    data[i + 1] = 0xFF  # a name that is not UTF-8: protobuf hands it out as bytes
+    (d / "m.onnx").write_bytes(bytes(data))
+
+
+case(
+    "name_not_utf8",
+    LOWER,
+    "{d}/m.onnx: not an ONNX model (the name b'l\\xffgits' is not UTF-8 text)",
+    _not_utf8_name,
+)
 case(
     "no_default_opset",
     LOWER,
