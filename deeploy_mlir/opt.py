@@ -34,6 +34,8 @@ def _check_input(name: str) -> None:
         _fail(f"error: {name}: no such file")
     if p.is_dir():
         _fail(f"error: {name}: is a directory")
+    if not p.is_file():  # a device or a pipe: /dev/zero would never end
+        _fail(f"error: {name}: not a regular file")
     try:
         p.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:

@@ -19,7 +19,8 @@ def read_npz(p: Path) -> dict[str, np.ndarray]:
     before it is read: no Python objects, at most 4 GiB (a compressed member
     can claim far more than the file's size), and nothing but arrays."""
     if not p.is_file():
-        raise DeeployError(f"{p}: no such file")
+        why = "not a regular file" if p.exists() else "no such file"
+        raise DeeployError(f"{p}: {why}")
     try:
         z = np.load(p, allow_pickle=False)
     except Exception as e:

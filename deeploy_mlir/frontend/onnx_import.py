@@ -103,7 +103,8 @@ class ImportedModel:
 
 def _load_onnx(path: Path) -> onnx.ModelProto:
     if not path.is_file():
-        raise DeeployError(f"{path}: no such file")
+        why = "not a regular file" if path.exists() else "no such file"
+        raise DeeployError(f"{path}: {why}")
     try:  # external data is refused below: nothing is read from paths a model names
         model = onnx.load(str(path), load_external_data=False)
     except Exception as e:  # protobuf raises several types

@@ -1760,6 +1760,23 @@ def _not_utf8_name(d: Path) -> None:
 
 
 case(
+    "model_is_a_device",
+    ["lower", "/dev/null", "-o", "{d}/out"],
+    "/dev/null: not a regular file",
+)
+case(
+    "data_is_a_directory",
+    ["run", M, "--data", "{d}"],
+    "{d}: not a regular file",
+    save(mlp()),
+)
+case(
+    "params_is_a_device",
+    [*LOWER, "--params", "/dev/zero"],
+    "/dev/zero: not a regular file",
+    save(mlp()),
+)
+case(
     "name_not_utf8",
     LOWER,
     "{d}/m.onnx: not an ONNX model (the name b'l\\xffgits' is not UTF-8 text)",
@@ -2046,6 +2063,16 @@ case(
     lambda d: (d / "b.yaml").write_bytes(b"cores: \xff\xfe\n"),
 )
 case(
+    "board_endless_device",
+    ["board", "/dev/zero"],
+    "board '/dev/zero': cannot read it (not a regular file)",
+)
+case(
+    "board_directory",
+    ["board", "{d}/"],
+    "board '{d}': cannot read it (not a regular file)",
+)
+case(
     "board_nested_too_deeply",
     BOARD,
     "board '{d}/b.yaml': not valid YAML (nested too deeply)",
@@ -2089,6 +2116,7 @@ for name, argv, err, write in [
         lambda d: (d / "m.mlir").write_bytes(b"// comment\xff\n"),
     ),
     ("directory", ["{d}"], "{d}: is a directory", None),
+    ("device", ["/dev/zero"], "/dev/zero: not a regular file", None),
     (
         "unknown_extension",
         ["{d}/m.onnx"],
