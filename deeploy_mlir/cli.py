@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -174,6 +174,16 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--home decide",
     )
     p.add_argument(
+        "--rlimit",
+        type=_positive("--rlimit"),
+        default=None,
+        metavar="N",
+        help="Z3's resource limit per tile-select search, a count of solver steps that is the "
+        "same on every machine and load (default: tile-select's, far above what the examples "
+        "need); a search that reaches it keeps the best tiles found and is named in a note and "
+        "in manifest.json. With --pass-pipeline, write tile-select{rlimit=N} instead",
+    )
+    p.add_argument(
         "--board",
         default=None,
         metavar="NAME|PATH",
@@ -288,6 +298,8 @@ class Compiled:
     model: object
     project: object
     data: dict[str, np.ndarray]
+    #: wall-clock seconds per pass (for `report`; never in the IR or the project)
+    seconds: dict[str, float] = field(default_factory=dict)
 
 
 def _budgets(args: argparse.Namespace) -> dict[str, int]:
@@ -334,7 +346,43 @@ def _regime_opts(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
+def _rlimit(args: argparse.Namespace) -> int | None:
+    """--rlimit (None: tile-select's default); refused beside --pass-pipeline,
+    whose tile-select carries its own."""
+    rlimit = getattr(args, "rlimit", None)
+    if rlimit is not None and args.pass_pipeline is not None:
+        raise DeeployError(
+            "--rlimit sets the default pipeline's tile-select limit: with --pass-pipeline, "
+            "write tile-select{rlimit=N} in the pipeline instead"
+        )
+    return rlimit
+
+
+def search_notes(module: object) -> list[str]:
+    """One line per search that stopped before proving its optimum: each
+    tile-select op (as the pass listed them) and each exact arena plan."""
+    from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+
+    from deeploy_mlir.passes.tile_select import stopped_early
+
+    assert isinstance(module, ModuleOp)
+    notes = [
+        f"note: tile-select: stopped before proving the optimum for {op} ({why})"
+        for op, why in stopped_early(module) or []
+    ]
+    for lv in ("L1", "L2", "L3"):
+        proven = module.attributes.get(f"training.arena_proven_{lv}")
+        if isinstance(proven, IntegerAttr) and not proven.value.data:
+            notes.append(
+                f"note: arena-plan: stopped before proving the smallest {lv} arena (Z3 resource "
+                "limit): the best plan found is used"
+            )
+    return notes
+
+
+def compile_model(args: argparse.Namespace, need_data: bool, notes: bool = True) -> Compiled:
+    """Import, run the pipeline, and make the project. `notes`: print on stderr
+    a line for each search that stopped before proving its optimum."""
     from deeploy_mlir.emitters.c import EmitOptions, Project
     from deeploy_mlir.frontend.data import check_minibatches, load_data, zero_data
     from deeploy_mlir.frontend.onnx_import import import_model
@@ -342,6 +390,7 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
     from deeploy_mlir.pipeline import parse_pipeline, pipeline_for, run_pipeline
 
     budgets = _budgets(args)
+    rlimit = _rlimit(args)
     spec = args.pass_pipeline or pipeline_for(
         args.tiling,
         budgets["l1"],
@@ -350,6 +399,7 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
         l2=budgets["l2"],
         weights="L3" if args.weights_in_l3 else "L2",
         home=args.home,
+        rlimit=rlimit,
         **_regime_opts(args),
     )
     parse_pipeline(spec)  # bad pipelines fail before any work
@@ -366,8 +416,12 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
     else:
         data = zero_data(model, n)
     module = model.module.clone()
-    run_pipeline(module, spec, verify_each=getattr(args, "verify_each", True))
+    seconds: dict[str, float] = {}
+    run_pipeline(module, spec, verify_each=getattr(args, "verify_each", True), seconds=seconds)
     check_arenas(module, budgets)
+    if notes:
+        for line in search_notes(module):
+            print(line, file=sys.stderr)
     opts = EmitOptions(
         target=args.target,
         steps=steps,
@@ -376,7 +430,7 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
         l1_as_l2=args.l1_as_l2,
     )
     project = Project(module, model.params, data, opts)
-    return Compiled(model, project, data)
+    return Compiled(model, project, data, seconds)
 
 
 def cmd_lower(args: argparse.Namespace) -> int:
@@ -542,7 +596,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         "footprint": man["footprint"],
         "buffers": man["buffers"],
     }
-    solver_ms = c.project.solver_ms()  # type: ignore[attr-defined]
+    # timed here, around the pass (the IR and the project hold no timings)
+    solver_ms = round(c.seconds["tile-select"] * 1000) if "tiling" in man else None
     if solver_ms is not None:
         doc["tiling"] = {**man["tiling"], "solver_ms": solver_ms}
     off = None
@@ -556,9 +611,11 @@ def cmd_report(args: argparse.Namespace) -> int:
             l2=_budgets(args)["l2"],
             weights="L3" if args.weights_in_l3 else "L2",
             home=args.home,
+            rlimit=_rlimit(args),
             **_regime_opts(args),
         )
-        off = compile_model(args, need_data=False).project.manifest()  # type: ignore[attr-defined]
+        args.rlimit = None  # in the pipeline now
+        off = compile_model(args, need_data=False, notes=False).project.manifest()  # type: ignore[attr-defined]
         doc["inplace_off"] = {"memory": off["memory"]}
     rep = _regime_report(args, c, board, man["regime"]) if board is not None else None
     if rep is not None:
@@ -584,7 +641,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if solver_ms is not None:
         print(
             f"\ntile selection: {solver_ms} ms (Z3), {man['tiling']['stopped_early']} op(s) "
-            "stopped early at the time limit"
+            "stopped before proving the optimum (resource limit)"
         )
     print(
         f"\nregime: {man['regime']}; footprint (B): "
@@ -640,6 +697,7 @@ def _why_not(args: argparse.Namespace, tiling: str, l1: int) -> str | None:
                 l2=_budgets(args)["l2"],
                 weights="L3" if args.weights_in_l3 else "L2",
                 home=args.home,
+                rlimit=_rlimit(args),
                 **_regime_opts(args),
             ),
             verify_each=args.verify_each,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from xdsl.context import Context
@@ -37,6 +38,7 @@ def pipeline_for(
     regime: str | None = None,
     board: str | None = None,
     l3_budget: int = 0,
+    rlimit: int | None = None,
 ) -> str:
     """The pipeline `lower`/`run` use: bufferization, the L3 homes (`l2`: the
     L2 budget, tensors that do not fit go to L3; `weights=L3` forces the
@@ -50,7 +52,10 @@ def pipeline_for(
 
     With a `regime` (auto, resident, spill, stream), memory-regime chooses the
     homes from the capacities of `board` (default: the target's, TARGET_BOARDS;
-    `l2`/`l3_budget` when given) instead of memory-home."""
+    `l2`/`l3_budget` when given) instead of memory-home.
+
+    `rlimit`: tile-select's Z3 resource limit per solve (None: the pass's
+    default)."""
     passes = ["training-inplace-alias"] if inplace else []
     passes.append("training-bufferize{level=L2}")
     l3 = bool(l2) or weights != "L2" or home != "L2"
@@ -74,9 +79,10 @@ def pipeline_for(
         buffers = 2 if buffering == "double" and tiling == "tiled" else 1
         # the L3 stage tiles are double-buffered by `double` and `double-l3`
         l3_buffers = 1 if buffering == "single" else 2
+        limit = "" if rlimit is None else f" rlimit={rlimit}"
         passes += [
             f"tile-select{{l1={l1} l2={l2} solver={solver} buffers={buffers} "
-            f"l3_buffers={l3_buffers}}}",
+            f"l3_buffers={l3_buffers}{limit}}}",
             "tiling-materialize",
         ]
         if buffering == "double":
@@ -120,17 +126,27 @@ def parse_pipeline(spec: str) -> PassPipeline:
         raise DeeployError(f"--pass-pipeline '{spec}': {msg}") from None
 
 
-def run_pipeline(module: ModuleOp, spec: str, verify_each: bool = True) -> list[str]:
+def run_pipeline(
+    module: ModuleOp,
+    spec: str,
+    verify_each: bool = True,
+    seconds: dict[str, float] | None = None,
+) -> list[str]:
     """Run `spec` on `module`; returns the pass names. The IR is verified after
     each pass (`verify_each`, what tests and deeploy-opt do: a failure names
     the pass) or only after the last one (what `lower` does by default: a
-    large graph's verification costs more than most passes)."""
+    large graph's verification costs more than most passes). `seconds`, when
+    given, receives the wall-clock time of each pass by name (summed over its
+    runs): timings stay out of the IR, which is the same from run to run."""
     pipeline = parse_pipeline(spec)
     ctx = make_context()
     names: list[str] = []
     for p in pipeline.passes:
         try:
+            t0 = time.perf_counter()
             p.apply(ctx, module)
+            if seconds is not None:
+                seconds[p.name] = seconds.get(p.name, 0.0) + time.perf_counter() - t0
             if verify_each:
                 module.verify()
         except VerifyException as e:

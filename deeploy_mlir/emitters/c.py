@@ -903,10 +903,13 @@ class Project:
     def _tiling(self) -> dict[str, Any]:
         """What tile selection decided (no timings: the output is byte-identical
         from one compile to the next)."""
-        if "tiling.solver_ms" not in self.module.attributes:
+        from deeploy_mlir.passes.tile_select import stopped_early
+
+        stopped = stopped_early(self.module)
+        if stopped is None:
             return {}
-        early = int_attr(self.module.attributes.get("tiling.stopped_early")) or 0
-        return {"tiling": {"stopped_early": early}}
+        ops = [{"op": op, "reason": why} for op, why in stopped]
+        return {"tiling": {"stopped_early": len(ops), "stopped_early_ops": ops}}
 
     def _rv32_memory(self) -> dict[str, str]:
         """Flash (code + constant data) and RAM (arenas + stack) for QEMU's virt
@@ -917,9 +920,6 @@ class Project:
         flash = (2 * data + 2 * mib + mib - 1) // mib * mib
         ram = (sum(arena_sizes(self.module).values()) + 2 * mib + mib - 1) // mib * mib
         return {"flash": hex(flash), "ram": hex(ram), "ram_base": hex(0x80000000 + flash)}
-
-    def solver_ms(self) -> int | None:
-        return int_attr(self.module.attributes.get("tiling.solver_ms"))
 
     # -- views for the templates ---------------------------------------------
     def arg_buffers(self, kind: str) -> list[Buffer]:

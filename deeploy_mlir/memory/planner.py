@@ -108,15 +108,23 @@ def plan_greedy(buffers: Sequence[Buffer]) -> tuple[dict[str, int], int]:
     return offsets, total
 
 
+#: Z3's resource limit for one exact plan: a count of solver steps, the same on
+#: every machine and load (about 10 s of solving on one loaded 2020s x86 core,
+#: the wall-clock limit it replaces)
+DEFAULT_RLIMIT = 50_000_000
+
+
 def plan_exact(
-    buffers: Sequence[Buffer], timeout_ms: int = 10_000
+    buffers: Sequence[Buffer], rlimit: int = DEFAULT_RLIMIT
 ) -> tuple[dict[str, int], int, bool]:
     """The smallest arena (Z3): returns (offsets, size, proven optimal).
 
     When the greedy plan already equals the lower bound it is optimal and Z3 is
-    not asked. When the solver stops at its time limit the best plan found is
-    returned with proven=False (never worse than greedy, which seeds the upper
-    bound)."""
+    not asked. The solver runs in its own Z3 context under `rlimit`, Z3's
+    deterministic resource limit (0 = none), so that a search stops at the
+    same point whatever the machine, its load, or what was solved before.
+    When it stops there, the best plan found is returned with proven=False
+    (never worse than greedy, which seeds the upper bound)."""
     import z3
 
     live = _live(buffers)
@@ -126,14 +134,16 @@ def plan_exact(
     bound = lower_bound(live)
     if g_size == bound:  # greedy already reaches the peak of bytes live at once
         return g_off, g_size, True
-    opt = z3.Optimize()
-    opt.set("timeout", timeout_ms)
+    zc = z3.Context()
+    opt = z3.Optimize(ctx=zc)
+    if rlimit:
+        opt.set("rlimit", rlimit)
     size_of = {b.name: align_up(b.size, b.align) for b in live}
-    k = {b.name: z3.Int(f"k_{i}") for i, b in enumerate(live)}
+    k = {b.name: z3.Int(f"k_{i}", zc) for i, b in enumerate(live)}
     # (z3's stubs type arithmetic on an ArithRef as any expression: cast back)
     off = {b.name: cast("z3.ArithRef", k[b.name] * b.align) for b in live}
     end = {b.name: cast("z3.ArithRef", off[b.name] + size_of[b.name]) for b in live}
-    arena = z3.Int("arena")
+    arena = z3.Int("arena", zc)
     for b in live:
         opt.add(k[b.name] >= 0, end[b.name] <= arena)
     for i, a in enumerate(live):

@@ -88,6 +88,10 @@ def memory_summary(module: ModuleOp) -> dict[str, Any]:
         }
         for lv in T.MEMORY_LEVELS
     }
+    for lv in T.MEMORY_LEVELS:  # planned by arena-plan{strategy=exact}
+        proven = module.attributes.get(f"training.arena_proven_{lv}")
+        if proven is not None:
+            memory[lv]["proven"] = bool(_int(proven))
     buffers: list[dict[str, Any]] = []
     seen: set[str] = set()
     for fn in module.ops:

@@ -2,7 +2,10 @@
 
 `greedy` (largest first, lowest free offset) is fast for any graph; `exact`
 asks Z3 for the smallest arena (for small graphs; it records
-`training.arena_proven_<level>` = 1 when the minimum is proven).
+`training.arena_proven_<level>` = 1 when the minimum is proven, 0 when the
+search reached `rlimit`, Z3's deterministic resource limit -- a count of
+solver steps, not a time, so the plan is the same on any machine and load --
+and the best plan found is used).
 
 Lifetimes follow the training rules: the arguments of the step functions
 (graph inputs, parameters, gradient buffers, outputs) live the whole step, and
@@ -42,6 +45,7 @@ from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import BUFFER, require
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.memory.planner import (
+    DEFAULT_RLIMIT,
     Buffer,
     check_no_overlap,
     lower_bound,
@@ -83,6 +87,8 @@ class ArenaPlan(ModulePass):
     strategy: str = "greedy"
     #: capacity of the level in bytes (0 = unchecked)
     capacity: int = 0
+    #: `exact`: Z3's resource limit (0 = none)
+    rlimit: int = DEFAULT_RLIMIT
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.level not in T.MEMORY_LEVELS:
@@ -94,6 +100,8 @@ class ArenaPlan(ModulePass):
         if self.capacity < 0:
             raise DeeployError(f"arena-plan: capacity must not be negative, got {self.capacity}")
         require(op, self.name, BUFFER)
+        if self.rlimit < 0:
+            raise DeeployError(f"arena-plan: rlimit must not be negative, got {self.rlimit}")
         fns = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
         # time = the op's place in a walk of the function (nested ops included)
         lengths = [sum(1 for _ in _walk(f)) for f in fns]
@@ -128,7 +136,7 @@ class ArenaPlan(ModulePass):
         if not bl and self.level != "L2":
             return  # nothing lives in this level: no arena
         if self.strategy == "exact":
-            offsets, size, proven = plan_exact(bl)
+            offsets, size, proven = plan_exact(bl, self.rlimit)
             op.attributes[f"training.arena_proven_{self.level}"] = IntegerAttr(int(proven), i64)
         else:
             offsets, size = plan_greedy(bl)

@@ -23,9 +23,13 @@ reduction whole is split into two ops (dX; dW and dB) first.
 
 The objective is the estimated cycles of the op's tile loop: per tile, one
 transfer per operand tile (setup cycles each) plus the tile bytes over the
-bandwidth; ties go to fewer, larger tiles. Z3 solves it (per op, with a time
-limit; an op whose solve stopped early keeps the best tiles found and is
-counted in `tiling.stopped_early`). `solver=untiled` is the baseline: every
+bandwidth; ties go to fewer, larger tiles. Z3 solves it per op, in a fresh
+Z3 context under Z3's deterministic resource limit `rlimit` (a count of the
+solver's steps, not a time: a search stops at the same point on any machine
+and load, and the same options always give the same tiles). An op whose
+solve stopped before proving its optimum keeps the best tiles found and is
+listed in the module's `tiling.stopped_early` (pairs of op and reason; the
+CLI prints a note for each). `solver=untiled` is the baseline: every
 tile is the whole tensor. An op that cannot fit even with the smallest tiles
 is an error naming the op, the L1 it needs and the budget.
 
@@ -39,7 +43,6 @@ the whole L3 operands fit, the outer tiles are the whole dims.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -47,8 +50,15 @@ import numpy as np
 from numpy.typing import NDArray
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr, i64
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -64,6 +74,16 @@ MAX_BUDGET = (1 << 32) - 1
 #: on a tiling.tiled (and its stage loops): fewer stage buffers than asked
 #: for fit the free L2, so its L3 hop stays single-buffered
 STAGE_BUFFERS = "tiling.stage_buffers"
+
+#: on the module: one [op, reason] pair of strings per op whose tile search
+#: stopped before proving its optimum (empty when every search finished)
+STOPPED_EARLY = "tiling.stopped_early"
+
+#: Z3's resource limit per tile-select solve: a count of solver steps, the
+#: same on every machine and load. The examples' and Deeploy's graphs need at
+#: most ~15,000 per solve, a front of 3,000 combinations ~300,000; this is
+#: about 5 s of solving on one 2020s x86 core (the wall-clock limit it replaces)
+DEFAULT_RLIMIT = 5_000_000
 
 #: tile-size combinations: one row per combination, one column per loop dim
 #: (the cost model scores every row at once; one combination is one row)
@@ -392,10 +412,12 @@ def solve_z3(
     ops: Sequence[Operand],
     budget: int,
     model: CostModel,
-    timeout_ms: int,
+    rlimit: int,
     hs: Sequence[Halo] = (),
-) -> tuple[list[int], bool]:
-    """(tiles, proven optimal). The input dims of `hs` are not chosen: each
+) -> tuple[list[int], str]:
+    """(tiles, why the search stopped before proving the optimum: "" when it
+    proved it; "rlimit N" when Z3 reached its resource limit, the thinned
+    candidates otherwise). The input dims of `hs` are not chosen: each
     combination sets them from its output tiles (footprint and cycles then
     count the halos).
 
@@ -405,7 +427,11 @@ def solve_z3(
     footprint constraint and cycle objective are linear in the Booleans, so
     Z3's optimizer solves it exactly. When the combinations of a large op
     would exceed MAX_COMBINATIONS, each dim keeps a spread subset of its
-    candidates and the result is reported as not proven."""
+    candidates and the result is reported as not proven.
+
+    Each solve has its own Z3 context, so its work (and where `rlimit`, Z3's
+    deterministic resource limit, stops it; 0 = none) does not depend on what
+    was solved before in the process."""
     import z3
 
     c = pareto_candidates(dims, whole, ops, model, hs)
@@ -414,9 +440,11 @@ def solve_z3(
     ids = [i for i, f in enumerate(c.foot) if f <= budget]
     if not ids:
         raise ValueError("infeasible")
-    opt = z3.Optimize()
-    opt.set("timeout", timeout_ms)
-    pick = [z3.Bool(f"c{i}") for i in ids]
+    zc = z3.Context()
+    opt = z3.Optimize(ctx=zc)
+    if rlimit:
+        opt.set("rlimit", rlimit)
+    pick = [z3.Bool(f"c{i}", zc) for i in ids]
     opt.add(z3.PbEq([(b, 1) for b in pick], 1))
     opt.add(z3.PbLe([(b, c.foot[i]) for b, i in zip(pick, ids, strict=True)], budget))
     # one objective: the rank of each combination by cycles, then tile count
@@ -428,12 +456,23 @@ def solve_z3(
     r = opt.check()
     if r == z3.unsat:
         raise ValueError("infeasible")
+    why = [] if r == z3.sat else [f"rlimit {rlimit}" if rlimit else f"Z3: {opt.reason_unknown()}"]
+    if not c.complete:
+        why.append(f"candidate sizes thinned to {MAX_COMBINATIONS:,} combinations")
+    chosen: list[int] = []
     try:
-        m = opt.model()  # after a timeout: the best model found so far
+        # after a stop at the rlimit: the best model found so far, if any
+        # (a search stopped early may leave none, or one that is not a choice)
+        m = opt.model()
+        chosen = [k for k, b in enumerate(pick) if z3.is_true(m.eval(b, model_completion=True))]
     except z3.Z3Exception:
-        return with_halos([size if d in whole else 1 for d, size in enumerate(dims)], hs), False
-    chosen = next(k for k, b in enumerate(pick) if z3.is_true(m.eval(b, model_completion=True)))
-    return c.tiles[ids[chosen]], c.complete and r == z3.sat
+        pass
+    if len(chosen) != 1 or c.foot[ids[chosen[0]]] > budget:
+        assert r != z3.sat, "Z3 proved an optimum that is not one fitting combination"
+        # no choice found: the smallest tiles (they fit)
+        smallest = with_halos([size if d in whole else 1 for d, size in enumerate(dims)], hs)
+        return smallest, "; ".join(why)
+    return c.tiles[ids[chosen[0]]], "; ".join(why)
 
 
 def solve_bruteforce(
@@ -455,6 +494,21 @@ def solve_bruteforce(
     # lexsort is stable: among equal keys the first combination wins
     best = np.lexsort((tile_counts(dims, t, hs), model.objective(dims, t, ops, hs)))[0]
     return [int(x) for x in t[best]]
+
+
+def stopped_early(module: ModuleOp) -> list[tuple[str, str]] | None:
+    """(op, reason) of every op whose tile search stopped before proving its
+    optimum, as tile-select recorded them; None when tile-select did not run."""
+    a = module.attributes.get(STOPPED_EARLY)
+    if not isinstance(a, ArrayAttr):
+        return None
+    out: list[tuple[str, str]] = []
+    for pair in a.data:
+        if isinstance(pair, ArrayAttr) and len(pair.data) == 2:
+            op, why = pair.data
+            if isinstance(op, StringAttr) and isinstance(why, StringAttr):
+                out.append((op.data, why.data))
+    return out
 
 
 def _probe_l2_arena(module: ModuleOp) -> int:
@@ -485,10 +539,13 @@ class TileSelect(ModulePass):
     solver: str = "z3"
     setup: int = 100
     bandwidth: int = 8
-    timeout_ms: int = 5000
+    #: Z3's deterministic resource limit per solve (0 = none): a search that
+    #: reaches it keeps the best tiles found, and the op is listed in
+    #: `tiling.stopped_early`
+    rlimit: int = DEFAULT_RLIMIT
 
     @property
-    def _cache(self) -> dict[object, tuple[list[int], bool]]:
+    def _cache(self) -> dict[object, tuple[list[int], str]]:
         """Solutions by problem: ops of one shape share their tiles."""
         cache = self.__dict__.get("_solutions")
         if cache is None:
@@ -514,6 +571,8 @@ class TileSelect(ModulePass):
                     f"addresses 4 GiB), got {v}"
                 )
         require(op, self.name, BUFFER, UNTILED)
+        if self.rlimit < 0:
+            raise DeeployError(f"tile-select: rlimit must not be negative, got {self.rlimit}")
         stage_budget: int | None = None
         if self.l2:
             arena = _probe_l2_arena(op)
@@ -524,8 +583,7 @@ class TileSelect(ModulePass):
                 )
             stage_budget = self.l2 - arena
         model = CostModel(self.setup, self.bandwidth)
-        t_start = time.perf_counter()
-        early = 0
+        stopped: list[Attribute] = []
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
                 continue
@@ -543,9 +601,21 @@ class TileSelect(ModulePass):
                         raise DeeployError(
                             f"{where} ({o.name}) has no iteration space and cannot be tiled"
                         )
-                    outer, stage_buffers = self._select_outer(o, model, where, stage_budget)
-                    tiles, proven = self._select(o, model, where, outer)
-                    early += int(not proven)
+                    outer, stage_buffers, why_outer = self._select_outer(
+                        o, model, where, stage_budget
+                    )
+                    tiles, why = self._select(o, model, where, outer)
+                    reasons = [r for r in (why_outer and f"L3 stage tiles: {why_outer}", why) if r]
+                    if reasons:
+                        label = f"{o.name} writing %{hint} " if hint else f"{o.name} "
+                        stopped.append(
+                            ArrayAttr(
+                                [
+                                    StringAttr(f"{label}at @{fn.sym_name.data} #{k}"),
+                                    StringAttr("; ".join(reasons)),
+                                ]
+                            )
+                        )
                     anchor = o.next_op
                     assert anchor is not None  # the terminator follows every op
                     o.detach()
@@ -553,10 +623,8 @@ class TileSelect(ModulePass):
                     if stage_buffers < self.l3_buffers:
                         tiled.attributes[STAGE_BUFFERS] = IntegerAttr(stage_buffers, i64)
                     Rewriter.insert_op(tiled, InsertPoint.before(anchor))
-        op.attributes["tiling.solver_ms"] = IntegerAttr(
-            round((time.perf_counter() - t_start) * 1000), i64
-        )
-        op.attributes["tiling.stopped_early"] = IntegerAttr(early, i64)
+        # no timing here: the IR is the same from one run to the next
+        op.attributes[STOPPED_EARLY] = ArrayAttr(stopped)
 
     def _split(self, o: T.TrainingComputeOp) -> list[T.TrainingComputeOp]:
         """A conv2d_grad with dX and dW (dB) whose reduction dims would have to
@@ -580,8 +648,9 @@ class TileSelect(ModulePass):
 
     def _select_outer(
         self, o: T.TrainingComputeOp, model: CostModel, where: str, stage_budget: int | None
-    ) -> tuple[list[int] | None, int]:
-        """Tiles of the L3 -> L2 hop and the stage buffers per tile: None when
+    ) -> tuple[list[int] | None, int, str]:
+        """Tiles of the L3 -> L2 hop, the stage buffers per tile and why the
+        solve stopped before proving its optimum ("" when it did): None when
         no operand is in L3; the whole dims when the whole tensors fit the L2
         left free (or L2 is unbudgeted). When `l3_buffers` stage tiles of the
         smallest size do not fit but one does, the op keeps one (its L3 hop is
@@ -589,11 +658,11 @@ class TileSelect(ModulePass):
         assert isinstance(o, T.IterationSpaceInterface)
         ops3 = tile_operands(o, in_l3)
         if not ops3:
-            return None, self.l3_buffers
+            return None, self.l3_buffers, ""
         space = o.iteration_space()
         dims = list(space.dims)
         if stage_budget is None or footprint(dims, ops3, self.l3_buffers) <= stage_budget:
-            return dims, self.l3_buffers
+            return dims, self.l3_buffers, ""
         # stage tiles keep the spatial dims whole (L1 tiles may still split them)
         whole = whole_dims(o) | {w.out_dim for w in space.tiled_windows()}
         smallest = [size if d in whole else 1 for d, size in enumerate(dims)]
@@ -610,8 +679,9 @@ class TileSelect(ModulePass):
         budget = stage_budget // buffers
         key = ("L3", tuple(dims), frozenset(whole), tuple(ops3), budget, model)
         if key not in self._cache:
-            self._cache[key] = solve_z3(dims, whole, ops3, budget, model, self.timeout_ms)
-        return list(self._cache[key][0]), buffers
+            self._cache[key] = solve_z3(dims, whole, ops3, budget, model, self.rlimit)
+        tiles, why = self._cache[key]
+        return list(tiles), buffers, why
 
     def _fitting_whole(
         self,
@@ -653,8 +723,10 @@ class TileSelect(ModulePass):
         model: CostModel,
         where: str,
         outer: list[int] | None = None,
-    ) -> tuple[list[int], bool]:
-        """L1 tiles; with `outer`, tiles of one L2 stage tile (at most its sizes)."""
+    ) -> tuple[list[int], str]:
+        """L1 tiles; with `outer`, tiles of one L2 stage tile (at most its
+        sizes); and why the solve stopped before proving its optimum ("" when
+        it did)."""
         assert isinstance(o, T.IterationSpaceInterface)
         space = o.iteration_space()
         dims = list(space.dims) if outer is None else list(outer)
@@ -667,7 +739,7 @@ class TileSelect(ModulePass):
                     f"{where} ({o.name}) needs {need} bytes of L1 untiled; the L1 budget is "
                     f"{self.l1} bytes"
                 )
-            return dims, True
+            return dims, ""
         hs = halos(o, dims)
         whole, need = self._fitting_whole(o, dims, ops, hs)
         if need > self.l1:
@@ -679,6 +751,6 @@ class TileSelect(ModulePass):
             )
         key = (tuple(dims), frozenset(whole), tuple(ops), budget, model, hs)
         if key not in self._cache:
-            self._cache[key] = solve_z3(dims, whole, ops, budget, model, self.timeout_ms, hs)
-        tiles, proven = self._cache[key]
-        return list(tiles), proven
+            self._cache[key] = solve_z3(dims, whole, ops, budget, model, self.rlimit, hs)
+        tiles, why = self._cache[key]
+        return list(tiles), why

@@ -1,6 +1,8 @@
 // RUN: deeploy-opt %s -p arena-plan | filecheck %s
 // RUN: deeploy-opt %s -p "arena-plan{level=L2 strategy=exact}" | filecheck %s --check-prefix=EXACT
 // RUN: deeploy-opt %s -p "arena-plan{level=L1}" | filecheck %s --check-prefix=L1
+// RUN: deeploy-opt %s -p "arena-plan{level=L2 strategy=exact rlimit=1}" | filecheck %s --check-prefix=STOPPED
+// RUN: not deeploy-opt %s -p "arena-plan{rlimit=-1}" 2>&1 | filecheck %s --check-prefix=NEGATIVE
 
 // Expected offsets, derived by hand from the greedy rule of
 // deeploy_mlir/memory/planner.py (plan_greedy): buffers that live throughout
@@ -78,6 +80,12 @@
 // CHECK-NEXT: }
 
 // EXACT:      builtin.module attributes {training.arena_proven_L2 = 1 : i64, training.arena_L2 = 356 : i64, training.arena_bound_L2 = 356 : i64} {
+
+// Z3's resource limit (a count of solver steps, not a time) of 1 stops the
+// exact search before it finds a plan: the greedy plan (360) is kept, not
+// proven.
+// STOPPED:    builtin.module attributes {training.arena_proven_L2 = 0 : i64, training.arena_L2 = 360 : i64, training.arena_bound_L2 = 356 : i64} {
+// NEGATIVE:   arena-plan: rlimit must not be negative, got -1
 
 // With level=L1 only %c is planned, alone in its level ([14,17), 60 bytes) -> offset 0; the
 // L2 arguments get no offset and the L2 allocs stay.

@@ -1,6 +1,7 @@
 // RUN: deeploy-opt %s -p "tile-select{l1=1024}" | filecheck %s --check-prefix=SMALL
 // RUN: deeploy-opt %s -p "tile-select{l1=4096}" | filecheck %s --check-prefix=LARGE
 // RUN: deeploy-opt %s -p "tile-select{l1=4096 solver=untiled}" | filecheck %s --check-prefix=UNTILED
+// RUN: deeploy-opt %s -p "tile-select{l1=1024 rlimit=1}" | filecheck %s --check-prefix=STOPPED
 
 // Gemm M=6, N=12, K=16 (trans_b), f32; K is a reduction dim and stays whole.
 // Footprint of tiles (tm, tn): 4 * (16 tm + 16 tn + tm tn) bytes.
@@ -10,6 +11,8 @@
 // tn in {1,2,3,4,6,12}; the feasible best ones by hand:
 //   (6, 6): 2 tiles x 414 =  828   <- chosen
 //   (6, 4): 3 tiles x 392 = 1176;  (2, 12): 3 x 424 = 1272;  (3, 6): 4 x 381 = 1524
+// Every search finished: no op is listed as stopped early (and no timing).
+// SMALL: builtin.module attributes {tiling.stopped_early = []} {
 // SMALL: tiling.tiled tiles [6, 6, 16] {
 // SMALL-NEXT: training.gemm
 // l1 = 4096: everything fits in one tile (1440 bytes), 1 x 480 cycles.
@@ -18,6 +21,15 @@
 // The elementwise op after it: 72 floats in place; one tile when it fits.
 // SMALL: tiling.tiled tiles [6, 12] {
 // SMALL-NEXT: training.relu
+
+// Z3's resource limit (a count of solver steps, not a time) of 1 stops both
+// searches before any model: each op keeps the smallest tiles, which fit
+// (K stays whole), and is listed with the reason.
+// STOPPED: builtin.module attributes {tiling.stopped_early = [["training.gemm writing %y at @f #0", "rlimit 1"], ["training.relu writing %y at @f #1", "rlimit 1"]]} {
+// STOPPED: tiling.tiled tiles [1, 1, 16] {
+// STOPPED-NEXT: training.gemm
+// STOPPED: tiling.tiled tiles [1, 1] {
+// STOPPED-NEXT: training.relu
 
 func.func @f(%x: memref<6x16xf32, "L2">, %w: memref<12x16xf32, "L2">, %y: memref<6x12xf32, "L2">) {
   training.gemm ins(%x, %w : memref<6x16xf32, "L2">, memref<12x16xf32, "L2">) outs(%y : memref<6x12xf32, "L2">) {trans_b}
