@@ -355,6 +355,9 @@ def _regime_opts(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+_PACKAGE = Path(__file__).resolve().parent
+
+
 def _inputs(args: argparse.Namespace) -> list[Input]:
     """The files and directories the command reads (outputs may not replace them)."""
     board = getattr(args, "board", None)
@@ -365,6 +368,8 @@ def _inputs(args: argparse.Namespace) -> list[Input]:
             ("--data", getattr(args, "data", None)),
             ("--params", getattr(args, "params", None)),
             ("--board", board_file),
+            ("deeploy-mlir's sources", _PACKAGE),
+            ("deeploy-mlir's runtime sources", _PACKAGE.parent / "runtime_c"),
         ]
     )
 

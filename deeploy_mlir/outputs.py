@@ -7,14 +7,15 @@ written):
 - a directory output (`lower -o`, `run`/`test --keep`) is never empty, the
   current directory or one holding it, a directory holding an input (the model,
   `--data`, `--params`, `--board` files; a new directory inside the model's is
-  fine), a symbolic link, or a path whose parent is a file or cannot be written;
-  an existing directory is replaced only if it is a previous output of
+  fine), a symbolic link, a file, or a path under a file or where we cannot
+  write; an existing directory is replaced only if it is a previous output of
   deeploy-mlir (it holds the `.deeploy-mlir` marker, or a `manifest.json` of
-  ours) or empty, or if `--force` is given;
+  ours) or empty, or if `--force` is given (which does not reach inside an
+  input directory);
 - a file output (`--json`, `--emit-ir`, `report --plot`) is never empty, a
-  directory or anything but a regular file, an input, inside the directory
-  output (which is replaced whole), or in a directory that does not exist or
-  cannot be written.
+  directory or anything but a regular file, an input, an existing file inside
+  an input directory, inside the directory output (which is replaced whole),
+  or in a directory that does not exist or cannot be written.
 
 Writing: a directory output is written into a new hidden directory beside the
 target (`.NAME.deeploy-mlir-new-PID-TOKEN`) and exchanged with the target in
@@ -41,6 +42,7 @@ import signal
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from deeploy_mlir.errors import DeeployError
 
@@ -117,7 +119,8 @@ def _temp_name(name: str, role: str) -> str:
 
 
 def _prefix(name: str) -> str:
-    return f".{name[:120]}.{_TAG}-"
+    short = os.fsencode(name)[:120].decode(errors="ignore") if len(name) > 30 else name
+    return f".{short}.{_TAG}-"
 
 
 def is_previous_output(d: Path) -> bool:
@@ -299,22 +302,33 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(a), None, str(b))
 
 
-_HELD = {signal.SIGINT, signal.SIGTERM}
+_HELD = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM are delivered after the block (Ctrl-C cannot stop a
-    replacement between its two renames)."""
+    """SIGINT and SIGTERM that arrive in the block take effect after it
+    (Ctrl-C cannot stop a replacement between its two renames). Python-level
+    handlers, not a signal mask: a mask would hold the signal back from the
+    main thread only, and another thread (BLAS, Z3) would take it."""
+    pending: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        pending.append(signum)
+
+    saved: list[tuple[int, Any]] = []
     try:
-        old: set[signal.Signals] | None = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
-    except (AttributeError, ValueError, OSError):  # not the main thread, or no such call
-        old = None
+        for sig in _HELD:
+            saved.append((sig, signal.signal(sig, hold)))
+    except ValueError:  # not the main thread: nothing can be held
+        pass
     try:
         yield
     finally:
-        if old is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for sig, handler in saved:
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        for sig in dict.fromkeys(pending):
+            signal.raise_signal(sig)
 
 
 def _commit_dir(stage: Path, target: Path, force: bool) -> None:

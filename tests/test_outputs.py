@@ -353,3 +353,17 @@ def test_replacement_without_exchange(tmp_path: Path, monkeypatch: pytest.Monkey
         raise KeyboardInterrupt
     assert (out / "f.txt").read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_ctrl_c_waits_for_the_renames() -> None:
+    """A SIGINT that arrives between the renames of a replacement takes effect
+    after them, as KeyboardInterrupt."""
+    steps = []
+    with pytest.raises(KeyboardInterrupt):
+        with outputs._signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the handler has run by now
+            steps.append("second rename")
+        steps.append("after")  # not reached
+    assert steps == ["second rename"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
