@@ -254,12 +254,16 @@ def test_run_keep_follows_the_same_rules(ws: Path, fast_build: None) -> None:
     assert (ws / "user" / "harness.c").is_file()
 
 
-def test_help_documents_force() -> None:
+def test_help_documents_force(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # one help line per option
     for cmd in ("lower", "run", "test"):
         r = run_cli(cmd, "--help")
         assert r.code == 0
-        assert "--force" in r.out and "deeploy-mlir" in r.out, cmd
-    assert "previous deeploy-mlir" in run_cli("lower", "--help").out.replace("\n", " ")
+        force = [ln for ln in r.out.splitlines() if ln.strip().startswith("--force ")]
+        assert len(force) == 1 and "did not write" in force[0], (cmd, r.out)
+    out = run_cli("lower", "--help").out
+    assert "previous deeploy-mlir output" in out and "never the current directory" in out
+    assert "checked before any work starts" in run_cli("--help").out
 
 
 # --------------------------------------------------------------------------
