@@ -7,11 +7,16 @@ Commands:
   test    DIR                run a Deeploy test folder (network.onnx, inputs.npz, outputs.npz)
 
 Errors in the input (files, graphs, data, options) print one line and exit 2.
+Output paths are checked before any work starts: an output directory (-o, --keep)
+is never the current directory, one holding it, or one holding the model, --data,
+--params or --board; an existing one is replaced only if deeploy-mlir wrote it
+(its .deeploy-mlir marker) or with --force. Outputs appear whole or not at all.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -21,12 +26,21 @@ import struct
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.outputs import (
+    Input,
+    check_dir_output,
+    check_file_output,
+    inputs_of,
+    staged_dir,
+    staged_file,
+    write_file,
+)
 
 if TYPE_CHECKING:  # numpy is imported where it is used: Ctrl-C at start-up is handled
     import numpy as np
@@ -213,6 +227,15 @@ def _train_opts(p: argparse.ArgumentParser, data_required: bool) -> None:
     p.add_argument("--lr", type=_lr, default=0.01, help="SGD learning rate (default 0.01)")
 
 
+def _force(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help=f"replace {what} even if it is a directory deeploy-mlir did not write "
+        "(everything in it is deleted; the current directory and the inputs' are still refused)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     from deeploy_mlir.pipeline import pipeline_for
 
@@ -230,13 +253,22 @@ def build_parser() -> argparse.ArgumentParser:
         f"for pulp-open's defaults it is: {pipeline_for(l2=TARGET_MEMORY['pulp-open']['l2'])}",
     )
     _common(lo)
-    lo.add_argument("-o", "--output", required=True, metavar="OUT", help="output directory")
+    lo.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="output directory: created, or replaced whole if it is a previous deeploy-mlir "
+        "output (it holds a .deeploy-mlir marker) or empty; never the current directory, a "
+        "directory holding it, or one holding the model, --data, --params or --board",
+    )
+    _force(lo, "OUT")
     _train_opts(lo, data_required=False)
     lo.add_argument(
         "--emit-ir",
         metavar="FILE",
         default=None,
-        help="also write the IR after the pipeline to FILE",
+        help="also write the IR after the pipeline to FILE (a file, outside OUT; replaced whole)",
     )
     ru = sub.add_parser(
         "run",
@@ -250,9 +282,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--json",
         metavar="OUT.json",
         default=None,
-        help='write {"losses": [...], "params": {name: values}}',
+        help='write {"losses": [...], "params": {name: values}} (a file, checked before the '
+        "run, replaced whole after it)",
     )
-    ru.add_argument("--keep", metavar="DIR", default=None, help="keep the generated project in DIR")
+    ru.add_argument(
+        "--keep",
+        metavar="DIR",
+        default=None,
+        help="keep the generated project (built) in DIR when the run succeeds; the same rules "
+        "as lower's -o OUT",
+    )
+    _force(ru, "--keep DIR")
     ru.add_argument(
         "--on",
         choices=("host", "qemu"),
@@ -380,6 +420,25 @@ def search_notes(module: object) -> list[str]:
     return notes
 
 
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _inputs(args: argparse.Namespace) -> list[Input]:
+    """The files and directories the command reads (outputs may not replace them)."""
+    board = getattr(args, "board", None)
+    board_file = board if board and ("/" in board or board.endswith((".yaml", ".yml"))) else None
+    return inputs_of(
+        [
+            ("the model", args.model),
+            ("--data", getattr(args, "data", None)),
+            ("--params", getattr(args, "params", None)),
+            ("--board", board_file),
+            ("deeploy-mlir's sources", _PACKAGE),
+            ("deeploy-mlir's runtime sources", _PACKAGE.parent / "runtime_c"),
+        ]
+    )
+
+
 def compile_model(args: argparse.Namespace, need_data: bool, notes: bool = True) -> Compiled:
     """Import, run the pipeline, and make the project. `notes`: print on stderr
     a line for each search that stopped before proving its optimum."""
@@ -436,13 +495,16 @@ def compile_model(args: argparse.Namespace, need_data: bool, notes: bool = True)
 def cmd_lower(args: argparse.Namespace) -> int:
     from deeploy_mlir.emitters.c import write_project
 
-    c = compile_model(args, need_data=False)
+    inputs = _inputs(args)
+    target = check_dir_output(args.output, "-o", inputs, force=args.force)
+    ir = None
+    if args.emit_ir is not None:
+        ir = check_file_output(args.emit_ir, "--emit-ir", inputs, within=target)
     out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise DeeployError(f"{out}: exists and is not a directory")
-    write_project(c.project, out)  # type: ignore[arg-type]
-    if args.emit_ir:
-        Path(args.emit_ir).write_text(str(c.project.module) + "\n")  # type: ignore[attr-defined]
+    c = compile_model(args, need_data=False)
+    write_project(c.project, target, force=args.force)  # type: ignore[arg-type]
+    if ir is not None:
+        write_file(ir, str(c.project.module) + "\n")  # type: ignore[attr-defined]
     if not args.data:
         print("note: no --data given: the harness trains on zero-filled inputs", file=sys.stderr)
     print(f"wrote {out}/ ({args.target})")
@@ -546,21 +608,43 @@ def parse_bench(text: str) -> dict[str, list[int]]:
     return out
 
 
+@contextlib.contextmanager
+def _project_dir(keep: Path | None, force: bool) -> Iterator[Path]:
+    """Where to write, build and run a project: a hidden directory beside
+    `keep` that replaces it when the block succeeds, else a temporary one."""
+    if keep is not None:
+        with staged_dir(keep, force=force) as d:
+            yield d
+        return
+    with tempfile.TemporaryDirectory(prefix="deeploy-mlir-") as tmp:
+        yield Path(tmp)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    from deeploy_mlir.emitters.c import write_project
+    from deeploy_mlir.emitters.c import write_project_files
     from deeploy_mlir.interp.interpreter import loss_output_name
 
+    inputs = _inputs(args)
+    keep = (
+        check_dir_output(args.keep, "--keep", inputs, force=args.force)
+        if args.keep is not None
+        else None
+    )
+    out_json = (
+        check_file_output(args.json, "--json", inputs, within=keep)
+        if args.json is not None
+        else None
+    )
     c = compile_model(args, need_data=True)
     loss_name = loss_output_name(c.model.module)  # type: ignore[attr-defined]
-    with tempfile.TemporaryDirectory(prefix="deeploy-mlir-") as tmp:
-        out = Path(args.keep) if args.keep else Path(tmp) / "project"
-        write_project(c.project, out)  # type: ignore[arg-type]
+    with _project_dir(keep, args.force) as out:
+        write_project_files(c.project, out)  # type: ignore[arg-type]
         stdout = build_and_run(out, args.on)
-    outs, params = parse_run_output(stdout)
+        outs, params = parse_run_output(stdout)  # a run that did not finish keeps nothing
     losses = [v[0] for v in outs.get(loss_name, [])] if loss_name else []
     for i, loss in enumerate(losses):
         print(f"step {i // args.accum} mini-batch {i % args.accum}: loss {loss:.6f}")
-    if args.json:
+    if out_json is not None:
         shapes = {k: v.shape for k, v in c.model.params.items()}  # type: ignore[attr-defined]
         doc: dict[str, object] = {
             "losses": losses,
@@ -575,7 +659,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "train_instret": bench["train"],
                 "optimizer_instret": bench["optimizer"],
             }
-        Path(args.json).write_text(json.dumps(doc) + "\n")
+        write_file(out_json, json.dumps(doc) + "\n")
     return 0
 
 
@@ -583,7 +667,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from deeploy_mlir.memory.report import check_plot_path, plot_report, print_regime_table
     from deeploy_mlir.pipeline import pipeline_for
 
-    plot = check_plot_path(args.plot) if args.plot else None
+    plot = None
+    if args.plot is not None:
+        check_plot_path(args.plot)
+        plot = check_file_output(args.plot, "--plot", _inputs(args))
     if plot is not None and args.board is None and args.regime is None:
         args.regime = "auto"  # the plot models the target's board
     board = _board(args)
@@ -626,7 +713,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         if plot is not None:
             chosen = rep.costs.get(man["regime"]) or next(iter(rep.costs.values()), None)
             if chosen is not None:
-                plot_report(plot, chosen["double"], f"{Path(args.model).name} on {rep.board.name}")
+                with staged_file(plot) as tmp:
+                    plot_report(
+                        tmp, chosen["double"], f"{Path(args.model).name} on {rep.board.name}"
+                    )
     if args.json:
         print(json.dumps(doc, indent=2))
         return 0
@@ -653,7 +743,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if rep is not None:
         print_regime_table(rep)
     if plot is not None:
-        print(f"\nwrote {plot}")
+        print(f"\nwrote {args.plot}")
     return 0
 
 
@@ -799,16 +889,26 @@ def _test_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         default=1e-4,
         help="absolute tolerance per element (default 1e-4, as Deeploy's runner)",
     )
-    te.add_argument("--keep", metavar="OUT", default=None, help="keep the generated project in OUT")
+    te.add_argument(
+        "--keep",
+        metavar="OUT",
+        default=None,
+        help="keep the generated project (built) in OUT when the run succeeds; the same rules "
+        "as lower's -o OUT",
+    )
+    _force(te, "--keep OUT")
 
 
 def cmd_test(args: argparse.Namespace) -> int:
     """`test DIR`: one step of a Deeploy test folder on the host emulation."""
     import numpy as np
 
-    from deeploy_mlir.emitters.c import write_project
+    from deeploy_mlir.emitters.c import write_project_files
     from deeploy_mlir.testfolder import check_outputs, compare, feeds, load_folder
 
+    keep = None
+    if args.keep is not None:
+        keep = check_dir_output(args.keep, "--keep", _inputs(args), force=args.force)
     folder = load_folder(args.model)
     unread: list[str] = []
 
@@ -823,11 +923,10 @@ def cmd_test(args: argparse.Namespace) -> int:
     if unread:
         print(f"note: inputs.npz arrays not read (beyond the graph's inputs): {', '.join(unread)}")
     sources = check_outputs(folder, c.model)  # type: ignore[arg-type]
-    with tempfile.TemporaryDirectory(prefix="deeploy-mlir-") as tmp:
-        out = Path(args.keep) if args.keep else Path(tmp) / "project"
-        write_project(c.project, out)  # type: ignore[arg-type]
+    with _project_dir(keep, args.force) as out:
+        write_project_files(c.project, out)  # type: ignore[arg-type]
         stdout = build_and_run(out, "host")
-    outs, params = parse_run_output(stdout)
+        outs, params = parse_run_output(stdout)
     got: dict[str, np.ndarray] = {}
     for src in sources:
         if src.param:

@@ -31,6 +31,7 @@ from deeploy_mlir.interp.interpreter import (
     int_attr,
     str_attr,
 )
+from deeploy_mlir.outputs import staged_dir
 from deeploy_mlir.passes.arena_plan import nbytes
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -1043,28 +1044,28 @@ def render(project: Project) -> dict[str, str]:
     return files
 
 
-def write_project(project: Project, out: Path) -> None:
-    """Write the project to `out` atomically: into a sibling temporary
-    directory first, renamed into place when complete."""
+def write_project(project: Project, out: Path, *, force: bool = False) -> None:
+    """Write the project to `out` whole or not at all: into a hidden directory
+    beside it, which replaces `out` when complete (deeploy_mlir.outputs). An
+    existing `out` is replaced only if it is a previous output (or `force`)."""
     files = render(project)
+    with staged_dir(out, force=force) as tmp:
+        write_project_files(project, tmp, files)
+
+
+def write_project_files(
+    project: Project, directory: Path, files: Mapping[str, str] | None = None
+) -> None:
+    """Write the project's files (`files`: render(project), if already made)
+    and the runtime sources into the existing empty `directory`."""
+    files = render(project) if files is None else files
     rt = runtime_dir()
-    tmp = out.parent / f".{out.name}.tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    try:
-        tmp.mkdir(parents=True)
-        for name, text in files.items():
-            (tmp / name).write_text(text)
-        for sub in ("include", "kernels", "host"):
-            shutil.copytree(
-                rt / sub, tmp / "runtime" / sub, ignore=shutil.ignore_patterns("*.o", "*.so")
-            )
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    for name, text in files.items():
+        (directory / name).write_text(text)
+    for sub in ("include", "kernels", "host"):
+        shutil.copytree(
+            rt / sub, directory / "runtime" / sub, ignore=shutil.ignore_patterns("*.o", "*.so")
+        )
 
 
 def emitted_sources(files: Mapping[str, str]) -> Sequence[str]:
