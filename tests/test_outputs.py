@@ -86,6 +86,11 @@ REFUSED = [
     (["run", "m", "--data", "d/data.npz", "--keep", "m"], ".", ["--keep m: is the model"]),
     (["run", "m", "--data", "d/data.npz", "--keep", ""], ".", ["--keep: empty path"]),
     (["run", "m", "--data", "d/data.npz", "--keep", "d"], ".", ["--keep d: holds --data"]),
+    (
+        ["run", "m", "--data", "d/data.npz", "--keep", "m/checkpoint"],
+        ".",
+        ["--keep m/checkpoint: exists and is not a directory"],
+    ),
     (["run", "m", "--data", "d/data.npz", "--json", "d"], ".", ["--json d: is a directory"]),
     (["run", "m", "--data", "d/data.npz", "--json", "d/data.npz"], ".", ["--json d/data.npz: is"]),
     (["run", "m", "--data", "d/data.npz", "--json", "m/expected.json"], ".", ["inside the model"]),
