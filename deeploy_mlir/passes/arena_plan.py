@@ -90,7 +90,7 @@ class ArenaPlan(ModulePass):
     #: `exact`: Z3's resource limit (0 = none)
     rlimit: int = DEFAULT_RLIMIT
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def _check_options(self) -> None:
         if self.level not in T.MEMORY_LEVELS:
             raise DeeployError(f"arena-plan: level must be one of L1, L2, L3, got '{self.level}'")
         if self.strategy not in ("greedy", "exact"):
@@ -99,9 +99,12 @@ class ArenaPlan(ModulePass):
             )
         if self.capacity < 0:
             raise DeeployError(f"arena-plan: capacity must not be negative, got {self.capacity}")
-        require(op, self.name, BUFFER)
         if self.rlimit < 0:
             raise DeeployError(f"arena-plan: rlimit must not be negative, got {self.rlimit}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self._check_options()
+        require(op, self.name, BUFFER)
         fns = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
         # time = the op's place in a walk of the function (nested ops included)
         lengths = [sum(1 for _ in _walk(f)) for f in fns]

@@ -553,7 +553,7 @@ class TileSelect(ModulePass):
             object.__setattr__(self, "_solutions", cache)
         return cache
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def _check_options(self) -> None:
         if self.solver not in ("z3", "untiled"):
             raise DeeployError(
                 f"tile-select: solver must be 'z3' or 'untiled', got '{self.solver}'"
@@ -570,9 +570,12 @@ class TileSelect(ModulePass):
                     f"tile-select: {what} must be at most {MAX_BUDGET} (a 32-bit target "
                     f"addresses 4 GiB), got {v}"
                 )
-        require(op, self.name, BUFFER, UNTILED)
         if self.rlimit < 0:
             raise DeeployError(f"tile-select: rlimit must not be negative, got {self.rlimit}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self._check_options()
+        require(op, self.name, BUFFER, UNTILED)
         stage_budget: int | None = None
         if self.l2:
             arena = _probe_l2_arena(op)
