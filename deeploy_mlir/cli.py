@@ -684,7 +684,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         "buffers": man["buffers"],
     }
     # timed here, around the pass (the IR and the project hold no timings)
-    solver_ms = round(c.seconds["tile-select"] * 1000) if "tiling" in man else None
+    solver_ms = round(c.seconds.get("tile-select", 0.0) * 1000) if "tiling" in man else None
     if solver_ms is not None:
         doc["tiling"] = {**man["tiling"], "solver_ms": solver_ms}
     off = None
