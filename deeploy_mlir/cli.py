@@ -1,10 +1,15 @@
 """deeploy-mlir: compile ONNX training graphs to C for PULP targets, and run them.
 
 Commands:
-  lower   MODEL -o OUT       write the C project
-  run     MODEL --data D     lower, build on the host emulation, train, print losses
-  report  MODEL              arena sizes and lower bounds per memory level
-  test    DIR                run a Deeploy test folder (network.onnx, inputs.npz, outputs.npz)
+  lower       MODEL -o OUT      write the C project
+  run         MODEL --data D    lower, build on the host emulation (or QEMU), train, print losses
+  report      MODEL             arena sizes and bounds per memory level (+ cycles with --board)
+  minimal-l1  MODEL             the smallest L1 budget that compiles, tiled and untiled
+  board       NAME|FILE.yaml    check a board description and print it
+  test        DIR               run a Deeploy test folder (network.onnx, inputs.npz, outputs.npz)
+  sweep       MODEL -o DIR      compile (and run) every L1 x buffering x board point, tabulate
+
+Long commands show their progress on stderr when it is a terminal (--quiet: off).
 
 Errors in the input (files, graphs, data, options) print one line and exit 2.
 """
@@ -95,6 +100,12 @@ def _common(p: argparse.ArgumentParser) -> None:
         default=False,
         help="verify the IR after every pass, so that a pass that breaks it is named "
         "(default: only after the last pass; slower on large graphs)",
+    )
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress display (it is shown on stderr only when stderr is a terminal)",
     )
     p.add_argument(
         "--params",
@@ -192,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    ap.add_argument("--version", action="version", version=f"deeploy-mlir {_version()}")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     lo = sub.add_parser(
         "lower",
@@ -207,7 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--emit-ir",
         metavar="FILE",
         default=None,
-        help="also write the IR after the pipeline to FILE",
+        help="also write the IR after the pipeline to FILE (when a pass fails: the IR as it "
+        "stood before that pass, and nothing else)",
     )
     ru = sub.add_parser(
         "run",
@@ -235,10 +248,15 @@ def build_parser() -> argparse.ArgumentParser:
         "minimal-l1",
         help="the smallest L1 budget at which the model compiles, tiled and untiled",
         description="Bisect the L1 budget: the smallest number of bytes at which MODEL compiles "
-        "with Z3-chosen tiles, and with one tile per tensor (untiled).",
+        "with Z3-chosen tiles, and with one tile per tensor (untiled), for the --buffering "
+        "given (default double: two buffers per tile).",
     )
     _common(ml)
-    ml.add_argument("--json", action="store_true", help='print {"tiled": B, "untiled": B}')
+    ml.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"tiled": B, "untiled": B, "buffering": "single|double|double-l3"}',
+    )
     re_ = sub.add_parser("report", help="memory plan: arena and lower bound per level")
     _common(re_)
     re_.add_argument("--json", action="store_true", help="print JSON")
@@ -258,7 +276,19 @@ def build_parser() -> argparse.ArgumentParser:
     bo.add_argument("board", help="board name (siracusa, gap9_evk, pulp_slowram) or YAML path")
     bo.add_argument("--json", action="store_true", help="print the board as JSON")
     _test_parser(sub)
+    from deeploy_mlir.sweep import add_parser as _sweep_parser
+
+    _sweep_parser(sub, _common)
     return ap
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("deeploy-mlir")
+    except PackageNotFoundError:  # a checkout on PYTHONPATH, not installed
+        return "0.1.0+source"
 
 
 # --------------------------------------------------------------------------
@@ -334,6 +364,9 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
         **_regime_opts(args),
     )
     parse_pipeline(spec)  # bad pipelines fail before any work
+    from deeploy_mlir import progress
+
+    progress.stage(f"import {args.model}")
     model = import_model(args.model, args.params)
     steps, accum = getattr(args, "steps", 1), getattr(args, "accum", 1)
     n = steps * accum
@@ -346,8 +379,23 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
     else:
         data = zero_data(model, n)
     module = model.module.clone()
-    run_pipeline(module, spec, verify_each=getattr(args, "verify_each", True))
-    check_arenas(module, budgets)
+    emit_ir = getattr(args, "emit_ir", None)
+    try:
+        run_pipeline(
+            module,
+            spec,
+            verify_each=getattr(args, "verify_each", True),
+            keep_before=emit_ir is not None,
+        )
+        check_arenas(module, budgets)
+    except DeeployError as e:
+        if emit_ir is not None:  # the IR that failed, for the user to look at
+            name, ir = getattr(e, "ir_before", ("", module))
+            Path(emit_ir).write_text(str(ir) + "\n")
+            where = f"before pass {name}" if name else "after the pipeline"
+            print(f"deeploy-mlir: note: wrote the IR {where} to {emit_ir}", file=sys.stderr)
+        raise
+    progress.stage("C emission")
     opts = EmitOptions(
         target=args.target,
         steps=steps,
@@ -356,6 +404,7 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
         l1_as_l2=args.l1_as_l2,
     )
     project = Project(module, model.params, data, opts)
+    progress.done()
     return Compiled(model, project, data)
 
 
@@ -375,7 +424,8 @@ def cmd_lower(args: argparse.Namespace) -> int:
     return 0
 
 
-_HEX = re.compile(r"^[0-9a-f]{8}$")
+#: a float word of the harness: its bits in hex, then (optionally) its decimal
+_HEX = re.compile(r"^([0-9a-f]{8})(?:\([^()\s]*\))?$")
 
 
 def parse_run_output(text: str) -> tuple[dict[str, list[list[float]]], dict[str, np.ndarray]]:
@@ -401,8 +451,12 @@ def parse_run_output(text: str) -> tuple[dict[str, list[list[float]]], dict[str,
 
 
 def _floats(words: Sequence[str]) -> np.ndarray:
-    assert all(_HEX.match(w) for w in words), words
-    return np.array([int(w, 16) for w in words], dtype=np.uint32).view(np.float32)
+    bits = []
+    for w in words:
+        m = _HEX.match(w)
+        assert m is not None, w
+        bits.append(int(m.group(1), 16))
+    return np.array(bits, dtype=np.uint32).view(np.float32)
 
 
 def build_and_run(project_dir: Path, on: str = "host") -> str:
@@ -420,6 +474,9 @@ def build_and_run(project_dir: Path, on: str = "host") -> str:
         )
         raise DeeployError(f"--on {on} needs {', '.join(missing)}: {hint}")
     build = "host" if on == "host" else "rv32"
+    from deeploy_mlir import progress
+
+    progress.stage(f"C build (make {build})")
     r = subprocess.run(
         ["make", "-s", "-C", str(project_dir), build], capture_output=True, text=True
     )
@@ -433,7 +490,18 @@ def build_and_run(project_dir: Path, on: str = "host") -> str:
         from deeploy_mlir.targets.qemu import qemu_command
 
         cmd = qemu_command(project_dir / "build" / "rv32" / "network.elf")
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    progress.stage(f"training ({on})")
+    trained = [0]
+
+    def on_line(line: str) -> None:
+        if line.startswith("BENCH train "):
+            trained[0] += 1
+            progress.update(f"training ({on}): mini-batch {trained[0]}")
+        elif line.startswith("BENCH optimizer "):
+            progress.update(f"training ({on}): optimizer step {line.split()[2]} done")
+
+    r = progress.run_lines(cmd, 3600, on_line)
+    progress.done()
     if r.returncode != 0:
         lines = (r.stdout + r.stderr).splitlines()
         last = lines[-1].strip() if lines else ""
@@ -545,9 +613,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         doc["regimes"] = rep.regimes_doc()
         doc["schedules"] = rep.schedules_doc()
         if plot is not None:
-            chosen = rep.costs.get(man["regime"]) or next(iter(rep.costs.values()), None)
-            if chosen is not None:
-                plot_report(plot, chosen["double"], f"{Path(args.model).name} on {rep.board.name}")
+            shown = man["regime"] if man["regime"] in rep.costs else next(iter(rep.costs), None)
+            if shown is not None:
+                plot_report(
+                    plot,
+                    rep.costs[shown]["double"],
+                    f"{Path(args.model).name} on {rep.board.name}, {shown} regime, "
+                    "double buffering",
+                )
     if args.json:
         print(json.dumps(doc, indent=2))
         return 0
@@ -625,13 +698,19 @@ def _compiles(args: argparse.Namespace, tiling: str, l1: int) -> bool:
 def cmd_minimal_l1(args: argparse.Namespace) -> int:
     """Smallest L1 budget (bytes) at which the model compiles, by bisection:
     compiling is monotone in the budget (a tile that fits also fits more)."""
+    from deeploy_mlir import progress
     from deeploy_mlir.frontend.onnx_import import import_model
 
+    progress.stage(f"import {args.model}")
     args._model = import_model(args.model, args.params)
     result: dict[str, int | None] = {}
+
     for tiling in ("tiled", "untiled"):
+        progress.stage(f"bisect the L1 budget, {tiling}")
         hi = _budgets(args)["l2"]
-        if not _compiles(args, tiling, hi):
+        with progress.nested():
+            fits = _compiles(args, tiling, hi)
+        if not fits:
             result[tiling] = None
             continue
         lo = 0  # does not compile
@@ -639,16 +718,20 @@ def cmd_minimal_l1(args: argparse.Namespace) -> int:
             mid = (lo + hi) // 2 // 4 * 4 or 4
             if mid <= lo:
                 break
-            if _compiles(args, tiling, mid):
+            progress.update(f"bisect the L1 budget, {tiling}: {mid} bytes?")
+            with progress.nested():
+                fits = _compiles(args, tiling, mid)
+            if fits:
                 hi = mid
             else:
                 lo = mid
         result[tiling] = hi
     if args.json:
-        print(json.dumps(result))
+        print(json.dumps({**result, "buffering": args.buffering}))
     else:
+        print(f"smallest L1 budget, {args.buffering} buffering:")
         for tiling, b in result.items():
-            print(f"{tiling:8} {b if b is not None else 'does not fit L2'} bytes")
+            print(f"  {tiling:8} {b if b is not None else 'does not fit L2'} bytes")
     return 0
 
 
@@ -765,13 +848,32 @@ COMMANDS = {
     "minimal-l1": cmd_minimal_l1,
     "board": cmd_board,
     "test": cmd_test,
+    "sweep": lambda args: _sweep(args),
 }
+
+#: the commands that show progress on a terminal
+LONG_COMMANDS = ("lower", "run", "report", "minimal-l1", "test", "sweep")
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from deeploy_mlir.sweep import cmd_sweep
+
+    return cmd_sweep(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from deeploy_mlir import progress
+
     try:
-        return COMMANDS[args.command](args)
+        if getattr(args, "pass_pipeline", None) is not None and not args.pass_pipeline.strip():
+            raise DeeployError("--pass-pipeline is empty (leave it out for the default pipeline)")
+        if args.command in LONG_COMMANDS and progress.wanted(getattr(args, "quiet", False)):
+            progress.enable(args.command)
+        try:
+            return COMMANDS[args.command](args)
+        finally:
+            progress.disable()
     except DeeployError as e:
         print(f"deeploy-mlir: error: {e}", file=sys.stderr)
         return 2

@@ -33,13 +33,13 @@ KIND_LABEL = {
     "input": "input",
     "output": "output",
     "reset_flag": "control",
-    "lr": "optimizer state",
+    "lr": "optimizer_state",
 }
 #: footprint kinds (memory-regime's names) of the report's buffer kinds
 FOOTPRINT_OF = {
     "weight": "weights",
     "gradient": "gradients",
-    "optimizer state": "optimizer_state",
+    "optimizer_state": "optimizer_state",
     "activation": "activations",
     "input": "inputs",
     "output": "outputs",
@@ -338,7 +338,10 @@ def plot_report(path: Path, costs: dict[str, FunctionCost], title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 8))
+    # L1 (KiB) has its own panel: at the scale of L2 and L3 it would hug zero
+    fig, (top, mid, bottom) = plt.subplots(
+        3, 1, figsize=(12, 10), gridspec_kw={"height_ratios": [2, 1, 2]}
+    )
     colors = {"L1": "tab:blue", "L2": "tab:orange", "L3": "tab:green"}
     offset = 0
     labelled: set[str] = set()
@@ -349,13 +352,18 @@ def plot_report(path: Path, costs: dict[str, FunctionCost], title: str) -> None:
             xs = [offset + t for t, _ in points]
             label = None if lv in labelled else lv
             labelled.add(lv)
-            top.step(xs, [b for _, b in points], where="post", color=colors[lv], label=label)
+            ax = mid if lv == "L1" else top
+            ax.step(xs, [b for _, b in points], where="post", color=colors[lv], label=label)
         offset += c.timeline.total
-        top.axvline(offset, color="grey", linewidth=0.5)
-    top.set_xlabel("cycle (training step, then optimizer step)")
+        for ax in (top, mid):
+            ax.axvline(offset, color="grey", linewidth=0.5)
+    mid.set_xlabel("cycle (training step, then optimizer step)")
     top.set_ylabel("bytes live")
+    mid.set_ylabel("L1 bytes live")
     top.set_title(f"{title}: memory over the schedule")
-    top.legend(fontsize="small")
+    for ax in (top, mid):
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     labels: list[str] = []
     compute: list[int] = []
     stall: list[int] = []
@@ -374,7 +382,7 @@ def plot_report(path: Path, costs: dict[str, FunctionCost], title: str) -> None:
     bottom.set_xticks(xs, labels, rotation=90, fontsize="x-small")
     bottom.set_ylabel("cycles")
     bottom.set_title("cycles per op")
-    bottom.legend(fontsize="small")
+    bottom.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     try:
         fig.savefig(path, format="png")

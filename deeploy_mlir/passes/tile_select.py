@@ -53,6 +53,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from deeploy_mlir import progress
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.tiling import TiledOp
 from deeploy_mlir.errors import DeeployError
@@ -515,12 +516,21 @@ class TileSelect(ModulePass):
         model = CostModel(self.setup, self.bandwidth)
         t_start = time.perf_counter()
         early = 0
+        n_ops = sum(
+            isinstance(o, T.TrainingComputeOp) and o.is_buffer_form
+            for fn in op.ops
+            if isinstance(fn, func.FuncOp) and fn.body.blocks
+            for o in fn.body.block.ops
+        )
+        done = 0
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
                 continue
             for k, first in enumerate(list(fn.body.block.ops)):
                 if not isinstance(first, T.TrainingComputeOp) or not first.is_buffer_form:
                     continue
+                done += 1
+                progress.update(f"tile selection: op {done}/{n_ops} {first.name}", done, n_ops)
                 for o in self._split(first):
                     hint = o.outs[0].name_hint
                     where = (
