@@ -44,6 +44,9 @@ class _Display:
             TimeElapsedColumn(),
             console=self.console,
             transient=True,
+            # stdout is the command's (losses, JSON): never drawn into the display
+            redirect_stdout=False,
+            redirect_stderr=False,
         )
         self.task = self.bar.add_task(command, total=None)
         self.stage_name = ""
