@@ -340,6 +340,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     failed = sum(r["error"] is not None for r in ordered)
     print(
         f"wrote {out}/sweep.json, sweep.md, sweep_cycles.png, sweep_l1.png "
-        f"({len(ordered)} points, {failed} failed)"
+        f"({len(ordered)} point{'s' if len(ordered) != 1 else ''}, {failed} failed)"
     )
     return 0
