@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -29,11 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import numpy as np
-
 from deeploy_mlir.errors import DeeployError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from deeploy_mlir.memory.report import RegimeReport
     from deeploy_mlir.targets.boards import Board
 
@@ -48,6 +49,16 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit code 2
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
+
+    def format_help(self) -> str:
+        # `lower`'s description names the default pipeline, computed only when
+        # the help is printed (pipeline imports xdsl)
+        if "{pipeline}" in (self.description or ""):
+            from deeploy_mlir.pipeline import pipeline_for
+
+            default = pipeline_for(l2=TARGET_MEMORY["pulp-open"]["l2"])
+            self.description = (self.description or "").replace("{pipeline}", default)
+        return super().format_help()
 
 
 def _positive(kind: str):
@@ -68,15 +79,31 @@ def _lr(s: str) -> float:
         v = float(s)
     except ValueError:
         raise argparse.ArgumentTypeError(f"learning rate must be a number, got '{s}'") from None
-    if not np.isfinite(v):
+    if not math.isfinite(v):
         raise argparse.ArgumentTypeError(f"learning rate must be finite, got {s}")
     return v
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    from deeploy_mlir.passes.memory_regime import REGIMES
-    from deeploy_mlir.pipeline import BUFFERINGS, TILINGS
+#: pipeline.TILINGS, pipeline.BUFFERINGS and memory_regime.REGIMES, spelled
+#: here so that building the parser imports no xdsl (tests/test_everyday.py
+#: checks that they agree)
+TILINGS = ("tiled", "untiled", "none")
+BUFFERINGS = ("single", "double", "double-l3")
+REGIMES = ("resident", "spill", "stream")
 
+
+class _Version(argparse.Action):
+    """--version: the installed version, looked up only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kw: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+        print(f"deeploy-mlir {_version()}")
+        parser.exit()
+
+
+def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "model",
         help="artifact directory (training_model.onnx, optimizer_model.onnx, "
@@ -196,21 +223,19 @@ def _train_opts(p: argparse.ArgumentParser, data_required: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from deeploy_mlir.pipeline import pipeline_for
-
     ap = _Parser(
         prog="deeploy-mlir",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("--version", action="version", version=f"deeploy-mlir {_version()}")
+    ap.add_argument("--version", action=_Version)
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     lo = sub.add_parser(
         "lower",
         help="write the C project for a training model",
         description="Compile MODEL to a C project in OUT. Without --pass-pipeline the "
         "pipeline follows --tiling, --buffering, --weights-in-l3, --target and the budgets; "
-        f"for pulp-open's defaults it is: {pipeline_for(l2=TARGET_MEMORY['pulp-open']['l2'])}",
+        "for pulp-open's defaults it is: {pipeline}",
     )
     _common(lo)
     lo.add_argument("-o", "--output", required=True, metavar="OUT", help="output directory")
@@ -349,7 +374,7 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
     from deeploy_mlir.emitters.c import EmitOptions, Project
     from deeploy_mlir.frontend.data import load_data, zero_data
     from deeploy_mlir.frontend.onnx_import import import_model
-    from deeploy_mlir.interp.interpreter import check_arenas
+    from deeploy_mlir.interp.attrs import check_arenas
     from deeploy_mlir.pipeline import parse_pipeline, pipeline_for, run_pipeline
 
     budgets = _budgets(args)
@@ -451,6 +476,8 @@ def parse_run_output(text: str) -> tuple[dict[str, list[list[float]]], dict[str,
 
 
 def _floats(words: Sequence[str]) -> np.ndarray:
+    import numpy as np
+
     bits = []
     for w in words:
         m = _HEX.match(w)
@@ -540,7 +567,7 @@ def parse_bench(text: str) -> dict[str, list[int]]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from deeploy_mlir.emitters.c import write_project
-    from deeploy_mlir.interp.interpreter import loss_output_name
+    from deeploy_mlir.interp.attrs import loss_output_name
 
     c = compile_model(args, need_data=True)
     loss_name = loss_output_name(c.model.module)  # type: ignore[attr-defined]
@@ -671,7 +698,7 @@ def _regime_report(
 
 
 def _compiles(args: argparse.Namespace, tiling: str, l1: int) -> bool:
-    from deeploy_mlir.interp.interpreter import arena_sizes
+    from deeploy_mlir.interp.attrs import arena_sizes
     from deeploy_mlir.pipeline import pipeline_for, run_pipeline
 
     module = args._model.module.clone()
@@ -764,7 +791,7 @@ def _atol(s: str) -> float:
         v = float(s)
     except ValueError:
         raise argparse.ArgumentTypeError(f"--atol must be a number, got '{s}'") from None
-    if not np.isfinite(v) or v < 0:
+    if not math.isfinite(v) or v < 0:
         raise argparse.ArgumentTypeError(f"--atol must be a non-negative number, got {s}")
     return v
 
@@ -794,6 +821,8 @@ def _test_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 def cmd_test(args: argparse.Namespace) -> int:
     """`test DIR`: one step of a Deeploy test folder on the host emulation."""
+    import numpy as np
+
     from deeploy_mlir.emitters.c import write_project
     from deeploy_mlir.testfolder import check_outputs, compare, feeds, load_folder
 

@@ -15,7 +15,6 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -301,6 +300,7 @@ def plot(rows: list[dict[str, Any]], out: Path, model: str) -> list[Path]:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     from deeploy_mlir import progress
     from deeploy_mlir.targets.boards import load_board

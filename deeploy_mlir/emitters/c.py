@@ -23,7 +23,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
-from deeploy_mlir.interp.interpreter import (
+from deeploy_mlir.interp.attrs import (
     arena_sizes,
     arg_attr,
     dense_to_array,

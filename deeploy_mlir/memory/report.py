@@ -13,18 +13,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import SSAValue
 
-from deeploy_mlir.cost.schedule import FunctionCost, schedule_cost
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.passes.arena_plan import level_of, nbytes
-from deeploy_mlir.targets.boards import Board
+
+if TYPE_CHECKING:  # the cost model and boards: only for the report, not for manifests
+    from deeploy_mlir.cost.schedule import FunctionCost
+    from deeploy_mlir.targets.boards import Board
 
 #: argument kinds as the report names them
 KIND_LABEL = {
@@ -213,7 +215,7 @@ def compiler(model: ModuleOp, board: str, target: str, l1: int, l2: int, l3: int
     """compile(regime, schedule): `model` (tensor form) through the default
     pipeline with memory-regime{board regime} and the budgets; an arena over
     its budget is an error, as for `lower`."""
-    from deeploy_mlir.interp.interpreter import check_arenas
+    from deeploy_mlir.interp.attrs import check_arenas
     from deeploy_mlir.pipeline import pipeline_for, run_pipeline
 
     budgets = {"l1": l1, "l2": l2, "l3": l3}
@@ -265,6 +267,8 @@ def regime_report(
     cap = capacity(board, l2, l3)
     needs: dict[str, dict[str, int]] = {}
     fits: dict[str, bool] = {}
+    from deeploy_mlir.cost.schedule import schedule_cost
+
     costs: dict[str, dict[str, dict[str, FunctionCost]]] = {}
     missing: dict[str, dict[str, str]] = {}
     for r in REGIMES:
