@@ -280,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     ml.add_argument(
         "--json",
         action="store_true",
-        help='print {"tiled": B, "untiled": B, "buffering": "single|double|double-l3"}',
+        help='print {"tiled": B, "untiled": B} (for the --buffering given)',
     )
     re_ = sub.add_parser("report", help="memory plan: arena and lower bound per level")
     _common(re_)
@@ -754,7 +754,7 @@ def cmd_minimal_l1(args: argparse.Namespace) -> int:
                 lo = mid
         result[tiling] = hi
     if args.json:
-        print(json.dumps({**result, "buffering": args.buffering}))
+        print(json.dumps(result))
     else:
         print(f"smallest L1 budget, {args.buffering} buffering:")
         for tiling, b in result.items():
