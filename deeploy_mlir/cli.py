@@ -631,9 +631,20 @@ def cmd_report(args: argparse.Namespace) -> int:
             home=args.home,
             **_regime_opts(args),
         )
-        off = compile_model(args, need_data=False).project.manifest()  # type: ignore[attr-defined]
+        from deeploy_mlir import progress
+
+        progress.stage("compile again without in-place reuse")
+        with progress.nested():
+            off = compile_model(args, need_data=False).project.manifest()  # type: ignore[attr-defined]
         doc["inplace_off"] = {"memory": off["memory"]}
-    rep = _regime_report(args, c, board, man["regime"]) if board is not None else None
+    rep = None
+    if board is not None:
+        from deeploy_mlir import progress
+
+        progress.stage(f"model every regime and schedule on {board.name}")
+        with progress.nested():
+            rep = _regime_report(args, c, board, man["regime"])
+        progress.done()
     if rep is not None:
         doc["board"] = rep.board.name
         doc["needs"] = {r: {**n, "fits": rep.fits[r]} for r, n in rep.needs.items()}
