@@ -4,9 +4,11 @@ of start-up alone.
 Every measurement is a fresh process of the real command line
 (`python -m deeploy_mlir.cli ...`): the wall time from its start to its exit
 (imports included) and its peak resident set (the child's ru_maxrss, from
-wait4), the median of --repeat runs. The compile alone (reading the ONNX file
-to the written C project, imports excluded) is measured in another process
-that imports everything first (`compile s`).
+wait4), the median of --repeat runs; `cpu s` is its user + system CPU
+time (on a loaded machine, closer to what the wall time is on an idle one).
+The compile alone (reading the ONNX file to the written C project, imports
+excluded) is measured in another process that imports everything first
+(`compile s`).
 
     python bench/compile.py                        # every model, every mode
     python bench/compile.py CCT2_FT1 --repeat 5    # models whose name contains CCT2_FT1
@@ -84,9 +86,10 @@ def models() -> list[tuple[str, Path]]:
     return out
 
 
-def run_process(cli_args: list[str]) -> tuple[float, float, int, str]:
-    """One fresh CLI process: (wall seconds, peak RSS MiB, exit code, stderr's
-    last line). A lower writes into a temporary directory."""
+def run_process(cli_args: list[str]) -> tuple[float, float, float, int, str]:
+    """One fresh CLI process: (wall seconds, CPU seconds (user + system), peak
+    RSS MiB, exit code, stderr's last line). A lower writes into a temporary
+    directory."""
     with tempfile.TemporaryDirectory() as tmp:
         args = list(cli_args)
         if args and args[0] == "lower":
@@ -103,20 +106,27 @@ def run_process(cli_args: list[str]) -> tuple[float, float, int, str]:
             wall = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
         last = (err_path.read_text().strip().splitlines() or [""])[-1]
-    return wall, usage.ru_maxrss * 1024 / MIB, p.returncode, last
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss * 1024 / MIB, p.returncode, last
 
 
 def measure_process(cli_args: list[str], repeat: int) -> dict[str, float] | str:
     """Medians of `repeat` processes, or the error of the first that failed."""
     walls: list[float] = []
+    cpus: list[float] = []
     peaks: list[float] = []
     for _ in range(repeat):
-        wall, peak, code, last = run_process(cli_args)
+        wall, cpu, peak, code, last = run_process(cli_args)
         if code != 0:
             return last.removeprefix("deeploy-mlir: error: ") or f"exit {code}"
         walls.append(wall)
+        cpus.append(cpu)
         peaks.append(peak)
-    return {"wall": statistics.median(walls), "peak": statistics.median(peaks)}
+    return {
+        "wall": statistics.median(walls),
+        "cpu": statistics.median(cpus),
+        "peak": statistics.median(peaks),
+    }
 
 
 def _preload() -> None:
@@ -169,7 +179,10 @@ def load() -> str:
 
 def goals(repeat: int) -> None:
     print(f"median of {repeat} fresh processes; before: {load()}")
-    print(f"{'what':46} {'wall s':>7} {'goal':>6} {'peak MiB':>9} {'goal':>6}  met")
+    print(
+        f"{'what':46} {'wall s':>7} {'cpu s':>6} {'goal':>6} {'peak MiB':>9} {'goal':>6}  "
+        "met (wall)"
+    )
     for label, args, secs, mib in GOALS:
         r = measure_process(args, repeat)
         if isinstance(r, str):
@@ -178,8 +191,8 @@ def goals(repeat: int) -> None:
         met = r["wall"] <= secs and (mib is None or r["peak"] <= mib)
         goal_mib = f"{mib:>6}" if mib is not None else f"{'':>6}"
         print(
-            f"{label:46} {r['wall']:>7.2f} {secs:>6} {r['peak']:>9.1f} {goal_mib}  "
-            f"{'yes' if met else 'no'}"
+            f"{label:46} {r['wall']:>7.2f} {r['cpu']:>6.2f} {secs:>6} {r['peak']:>9.1f} "
+            f"{goal_mib}  {'yes' if met else 'no'}"
         )
     print(f"after: {load()}")
 
@@ -208,7 +221,7 @@ def main() -> None:
         ):
             r = measure_process(cli_args, args.repeat)
             assert not isinstance(r, str), r
-            print(f"{label:16} {r['wall']:>6.2f} s {r['peak']:>7.1f} MiB")
+            print(f"{label:16} {r['wall']:>6.2f} s {r['cpu']:>6.2f} s cpu {r['peak']:>7.1f} MiB")
         return
     modes = {
         "untiled": ["--tiling", "untiled", "--l1", str(L2), "--l2", str(L2)],
@@ -223,7 +236,7 @@ def main() -> None:
         f"{args.repeat}; wall and peak: the whole `deeploy-mlir lower` process; compile: "
         f"without the imports; {load()}"
     )
-    print(f"{'model':26} {'mode':9} {'wall s':>7} {'peak MiB':>9} {'compile s':>10}")
+    print(f"{'model':26} {'mode':9} {'wall s':>7} {'cpu s':>6} {'peak MiB':>9} {'compile s':>10}")
     for name, path in models():
         if args.names and not any(n in name for n in args.names):
             continue
@@ -234,7 +247,7 @@ def main() -> None:
                 continue
             c = compile_only(path, opts, args.repeat)
             cs = f"{c:>10.2f}" if c is not None else f"{'-':>10}"
-            print(f"{name:26} {mode:9} {r['wall']:>7.2f} {r['peak']:>9.1f} {cs}")
+            print(f"{name:26} {mode:9} {r['wall']:>7.2f} {r['cpu']:>6.2f} {r['peak']:>9.1f} {cs}")
 
 
 if __name__ == "__main__":
