@@ -517,6 +517,8 @@ def build_and_run(project_dir: Path, on: str = "host") -> str:
         from deeploy_mlir.targets.qemu import qemu_command
 
         cmd = qemu_command(project_dir / "build" / "rv32" / "network.elf")
+    if on == "host" and progress.active() and shutil.which("stdbuf"):
+        cmd = ["stdbuf", "-oL", *cmd]  # its lines as they come, for the progress display
     progress.stage(f"training ({on})")
     trained = [0]
 

@@ -57,7 +57,10 @@ class _Display:
         self.finish_stage()
         self.stage_name = text
         self.stage_start = time.perf_counter()
-        self.bar.update(self.task, description=text, total=total, completed=0, refresh=True)
+        # a new task: the count (None: unknown) and the clock are the stage's
+        self.bar.remove_task(self.task)
+        self.task = self.bar.add_task(text, total=total)
+        self.bar.refresh()
 
     def update(self, text: str, completed: int | None, total: int | None) -> None:
         kw: dict[str, Any] = {"description": text, "refresh": True}
