@@ -65,6 +65,10 @@ def test_decimal_form_is_the_value(tmp_path: Path) -> None:
          -7.654321e-12, np.inf, -np.inf, np.nan, 123456.789],
         dtype=np.float32,
     )  # fmt: skip
+    rng = np.random.default_rng(22)  # every magnitude float32 has, both signs
+    spread = rng.choice([-1.0, 1.0], 300) * 10.0 ** rng.uniform(-44, 38, 300)
+    edges = [10.0, 100.0, 1e10, 9.9999995, 0.99999994, 1e-5, 1e-40]
+    values = np.concatenate([values, np.asarray(edges, np.float32), spread.astype(np.float32)])
     words = ", ".join(f"0x{int(b):08x}u" for b in values.view(np.uint32))
     src = tmp_path / "t.c"
     src.write_text(
@@ -78,6 +82,7 @@ def test_decimal_form_is_the_value(tmp_path: Path) -> None:
     exe = tmp_path / "t"
     subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", exe, src], check=True)
     lines = subprocess.run([exe], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert len(lines) == len(values) + 1  # the last: after the final newline
     for v, line in zip(values, lines, strict=False):
         m = re.fullmatch(r" ([0-9a-f]{8})\((\S+)\)", line)
         assert m, line
