@@ -416,7 +416,10 @@ def compile_model(args: argparse.Namespace, need_data: bool) -> Compiled:
     except DeeployError as e:
         if emit_ir is not None:  # the IR that failed, for the user to look at
             name, ir = getattr(e, "ir_before", ("", module))
-            Path(emit_ir).write_text(str(ir) + "\n")
+            try:
+                Path(emit_ir).write_text(str(ir) + "\n")
+            except OSError as w:
+                raise DeeployError(f"--emit-ir {emit_ir}: cannot write it ({w.strerror})") from None
             where = f"before pass {name}" if name else "after the pipeline"
             print(f"deeploy-mlir: note: wrote the IR {where} to {emit_ir}", file=sys.stderr)
         raise
