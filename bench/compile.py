@@ -1,29 +1,33 @@
-"""Compile time and peak memory of every shared Deeploy graph and bundled
-example, untiled and tiled, and the ratio tiled / untiled (the baseline is
-measured in the same run).
+"""Wall time and peak memory of `deeploy-mlir lower` per graph and mode, and
+of start-up alone.
 
-Each measurement is its own Python process, so that one compile's caches and
-heap do not reach the next: the child imports the compiler, then times
-`deeploy-mlir lower` from reading the ONNX file to the written C project
-(import, the pass pipeline, the C emitter; no gcc), and reports its peak
-resident set (getrusage ru_maxrss) and the resident set after the imports
-(the part of the peak the compile itself adds is their difference).
+Every measurement is a fresh process of the real command line
+(`python -m deeploy_mlir.cli ...`): the wall time from its start to its exit
+(imports included) and its peak resident set (the child's ru_maxrss, from
+wait4), the median of --repeat runs; `cpu s` is its user + system CPU
+time (on a loaded machine, closer to what the wall time is on an idle one).
+The compile alone (reading the ONNX file to the written C project, imports
+excluded) is measured in another process that imports everything first
+(`compile s`).
 
-    python bench/compile.py                       # every model, both configurations
-    python bench/compile.py CCT2_FT1 --repeat 3   # models whose name contains CCT2_FT1
-    python bench/compile.py --l1 64000 --buffering double
+    python bench/compile.py                        # every model, every mode
+    python bench/compile.py CCT2_FT1 --repeat 5    # models whose name contains CCT2_FT1
+    python bench/compile.py --startup              # --version, --help, board
+    python bench/compile.py --goals                # issue 22's goals, median of 5, load
 
-untiled: `--tiling untiled` (each op's whole tensors in L1; L1 = L2 budget so
-that every model fits); tiled: Z3-chosen tiles at --l1 (default 128,000
-bytes, single-buffered: the budget at which every shared graph compiles
-today), both with --l2 1,024,000 bytes.
+Modes (L2 budget 1,024,000 bytes): untiled (`--tiling untiled`, L1 = the L2
+budget so that every model fits); tiled (Z3-chosen tiles at --l1, default
+128,000 bytes, --buffering, default single); tiled-l3 (the same with
+`--home L3`: every tensor in L3, moved through L2 in tiles).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,6 +37,44 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "models" / "deeploy"
 L2 = 1_024_000
+MIB = 1024 * 1024
+
+#: issue 22's goals: (label, CLI arguments (MODEL is the graph), seconds, MiB)
+GOALS: list[tuple[str, list[str], float, float | None]] = [
+    (
+        "lower Transformer_Train, L1 128,000, home L3",
+        [
+            "lower",
+            str(SHARED / "Transformer_Train" / "network.onnx"),
+            "--l1",
+            "128000",
+            "--l2",
+            str(L2),
+            "--home",
+            "L3",
+        ],
+        1.2,
+        60,
+    ),
+    (
+        "lower CCT2_FT1, L1 128,000, home L3",
+        [
+            "lower",
+            str(SHARED / "CCT2_FT1" / "network.onnx"),
+            "--l1",
+            "128000",
+            "--l2",
+            str(L2),
+            "--home",
+            "L3",
+        ],
+        3.0,
+        100,
+    ),
+    ("board siracusa", ["board", "siracusa"], 0.5, None),
+    ("--help", ["--help"], 0.5, None),
+    ("--version", ["--version"], 0.5, None),
+]
 
 
 def models() -> list[tuple[str, Path]]:
@@ -44,9 +86,52 @@ def models() -> list[tuple[str, Path]]:
     return out
 
 
-def _preload(model: str) -> None:
-    """Import what a compile imports lazily, so that the timer and the
-    memory above the baseline count the compile only."""
+def run_process(cli_args: list[str]) -> tuple[float, float, float, int, str]:
+    """One fresh CLI process: (wall seconds, CPU seconds (user + system), peak
+    RSS MiB, exit code, stderr's last line). A lower writes into a temporary
+    directory."""
+    with tempfile.TemporaryDirectory() as tmp:
+        args = list(cli_args)
+        if args and args[0] == "lower":
+            args += ["-o", str(Path(tmp) / "out")]
+        err_path = Path(tmp) / "stderr"
+        with open(err_path, "w") as err:
+            t0 = time.perf_counter()
+            p = subprocess.Popen(
+                [sys.executable, "-m", "deeploy_mlir.cli", *args],
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+            )
+            _, status, usage = os.wait4(p.pid, 0)
+            wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        last = (err_path.read_text().strip().splitlines() or [""])[-1]
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss * 1024 / MIB, p.returncode, last
+
+
+def measure_process(cli_args: list[str], repeat: int) -> dict[str, float] | str:
+    """Medians of `repeat` processes, or the error of the first that failed."""
+    walls: list[float] = []
+    cpus: list[float] = []
+    peaks: list[float] = []
+    for _ in range(repeat):
+        wall, cpu, peak, code, last = run_process(cli_args)
+        if code != 0:
+            return last.removeprefix("deeploy-mlir: error: ") or f"exit {code}"
+        walls.append(wall)
+        cpus.append(cpu)
+        peaks.append(peak)
+    return {
+        "wall": statistics.median(walls),
+        "cpu": statistics.median(cpus),
+        "peak": statistics.median(peaks),
+    }
+
+
+def _preload() -> None:
+    """Import what a compile imports lazily, so that the compile-only timer
+    counts the compile only."""
     import z3  # noqa: F401
 
     from deeploy_mlir.emitters.c import template_env
@@ -58,27 +143,22 @@ def _preload(model: str) -> None:
     for load in PASSES.values():
         load()
     template_env()
-    if Path(model).is_dir():  # an artifact's checkpoint is read through onnxruntime-training
-        import onnxruntime.training.api  # noqa: F401
 
 
 def child(model: str, options: list[str]) -> None:
-    """Runs in the measuring process: one compile, one JSON line on stdout."""
+    """Runs in the compile-only process: one compile, one JSON line on stdout."""
     from deeploy_mlir.cli import main
 
-    _preload(model)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    _preload()
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        code = main(["lower", model, "-o", str(Path(tmp) / "out"), *options])
+        code = main(["lower", model, "-o", str(Path(tmp) / "out"), "-q", *options])
         seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"code": code, "seconds": seconds, "peak_kb": peak, "base_kb": base}))
+    print(json.dumps({"code": code, "seconds": seconds}))
 
 
-def measure(model: Path, options: list[str], repeat: int) -> dict[str, float] | str:
-    """The fastest of `repeat` child processes (and its memory), or the error."""
-    best: dict[str, float] | None = None
+def compile_only(model: Path, options: list[str], repeat: int) -> float | None:
+    times: list[float] = []
     for _ in range(repeat):
         r = subprocess.run(
             [sys.executable, __file__, "--child", str(model), "--", *options],
@@ -86,17 +166,35 @@ def measure(model: Path, options: list[str], repeat: int) -> dict[str, float] | 
             text=True,
         )
         lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
-        if r.returncode != 0 or not lines:
-            err = (r.stderr.strip().splitlines() or ["failed"])[-1]
-            return err.removeprefix("deeploy-mlir: error: ")
-        doc = json.loads(lines[-1])
-        if doc["code"] != 0:
-            err = (r.stderr.strip().splitlines() or ["failed"])[-1]
-            return err.removeprefix("deeploy-mlir: error: ")
-        if best is None or doc["seconds"] < best["seconds"]:
-            best = doc
-    assert best is not None
-    return best
+        if r.returncode != 0 or not lines or json.loads(lines[-1])["code"] != 0:
+            return None
+        times.append(json.loads(lines[-1])["seconds"])
+    return statistics.median(times)
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def goals(repeat: int) -> None:
+    print(f"median of {repeat} fresh processes; before: {load()}")
+    print(
+        f"{'what':46} {'wall s':>7} {'cpu s':>6} {'goal':>6} {'peak MiB':>9} {'goal':>6}  "
+        "met (wall)"
+    )
+    for label, args, secs, mib in GOALS:
+        r = measure_process(args, repeat)
+        if isinstance(r, str):
+            print(f"{label:46} error: {r}")
+            continue
+        met = r["wall"] <= secs and (mib is None or r["peak"] <= mib)
+        goal_mib = f"{mib:>6}" if mib is not None else f"{'':>6}"
+        print(
+            f"{label:46} {r['wall']:>7.2f} {r['cpu']:>6.2f} {secs:>6} {r['peak']:>9.1f} "
+            f"{goal_mib}  {'yes' if met else 'no'}"
+        )
+    print(f"after: {load()}")
 
 
 def main() -> None:
@@ -104,46 +202,54 @@ def main() -> None:
     ap.add_argument("names", nargs="*", help="only models whose name contains one of these")
     ap.add_argument("--l1", type=int, default=128_000, help="tiled L1 budget (default 128000)")
     ap.add_argument("--buffering", default="single", choices=("single", "double"))
-    ap.add_argument("--repeat", type=int, default=1, help="processes per measurement (fastest)")
+    ap.add_argument("--repeat", type=int, default=1, help="processes per measurement (median)")
+    ap.add_argument("--startup", action="store_true", help="only --version, --help and board")
+    ap.add_argument("--goals", action="store_true", help="issue 22's goals (default --repeat 5)")
     if sys.argv[1:2] == ["--child"]:  # --child MODEL -- OPTIONS...
         child(sys.argv[2], sys.argv[4:])
         return
     args = ap.parse_args()
-    configs = {
+    if args.goals:
+        goals(args.repeat if args.repeat > 1 else 5)
+        return
+    if args.startup:
+        print(f"median of {args.repeat}; {load()}")
+        for label, cli_args in (
+            ("--version", ["--version"]),
+            ("--help", ["--help"]),
+            ("board siracusa", ["board", "siracusa"]),
+        ):
+            r = measure_process(cli_args, args.repeat)
+            assert not isinstance(r, str), r
+            print(f"{label:16} {r['wall']:>6.2f} s {r['cpu']:>6.2f} s cpu {r['peak']:>7.1f} MiB")
+        return
+    modes = {
         "untiled": ["--tiling", "untiled", "--l1", str(L2), "--l2", str(L2)],
         "tiled": ["--l1", str(args.l1), "--l2", str(L2), "--buffering", args.buffering],
-    }
+        "tiled-l3": [
+            "--l1", str(args.l1), "--l2", str(L2), "--buffering", args.buffering,
+            "--home", "L3",
+        ],
+    }  # fmt: skip
     print(
-        f"tiled: L1 {args.l1} B, {args.buffering} buffered; L2 {L2} B; times: lower (import, "
-        "passes, C), fastest of "
-        f"{args.repeat}; peak: ru_maxrss of the process, (+compile: above the imports)"
+        f"tiled: L1 {args.l1} B, {args.buffering} buffered; L2 {L2} B; median of "
+        f"{args.repeat}; wall and peak: the whole `deeploy-mlir lower` process; compile: "
+        f"without the imports; {load()}"
     )
-    print(
-        f"{'model':26} {'untiled s':>9} {'peak MB':>8} {'(+MB)':>6} {'tiled s':>8} "
-        f"{'peak MB':>8} {'(+MB)':>6} {'time t/u':>8} {'mem t/u':>7}"
-    )
+    print(f"{'model':26} {'mode':9} {'wall s':>7} {'cpu s':>6} {'peak MiB':>9} {'compile s':>10}")
     for name, path in models():
         if args.names and not any(n in name for n in args.names):
             continue
-        res = {k: measure(path, opts, args.repeat) for k, opts in configs.items()}
-        cells: list[str] = []
-        for k in configs:
-            r = res[k]
+        for mode, opts in modes.items():
+            r = measure_process(["lower", str(path), *opts], args.repeat)
             if isinstance(r, str):
-                cells.append(f"{'error':>9} {'':>8} {'':>6}")
-            else:
-                mb, extra = r["peak_kb"] / 1024, (r["peak_kb"] - r["base_kb"]) / 1024
-                cells.append(f"{r['seconds']:>9.2f} {mb:>8.1f} {extra:>6.1f}")
-        u, t = res["untiled"], res["tiled"]
-        if isinstance(u, dict) and isinstance(t, dict):
-            ratios = f"{t['seconds'] / u['seconds']:>8.2f} {t['peak_kb'] / u['peak_kb']:>7.2f}"
-        else:
-            ratios = f"{'-':>8} {'-':>7}"
-        print(f"{name:26} {cells[0]} {cells[1]} {ratios}")
-        for k in configs:
-            if isinstance(res[k], str):
-                print(f"    {k}: {res[k]}")
+                print(f"{name:26} {mode:9} error: {r}")
+                continue
+            c = compile_only(path, opts, args.repeat)
+            cs = f"{c:>10.2f}" if c is not None else f"{'-':>10}"
+            print(f"{name:26} {mode:9} {r['wall']:>7.2f} {r['cpu']:>6.2f} {r['peak']:>9.1f} {cs}")
 
 
 if __name__ == "__main__":
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     main()

@@ -1,10 +1,15 @@
 """deeploy-mlir: compile ONNX training graphs to C for PULP targets, and run them.
 
 Commands:
-  lower   MODEL -o OUT       write the C project
-  run     MODEL --data D     lower, build on the host emulation, train, print losses
-  report  MODEL              arena sizes and lower bounds per memory level
-  test    DIR                run a Deeploy test folder (network.onnx, inputs.npz, outputs.npz)
+  lower       MODEL -o OUT      write the C project
+  run         MODEL --data D    lower, build on the host emulation (or QEMU), train, print losses
+  report      MODEL             arena sizes and bounds per memory level (+ cycles with --board)
+  minimal-l1  MODEL             the smallest L1 budget that compiles, tiled and untiled
+  board       NAME|FILE.yaml    check a board description and print it
+  test        DIR               run a Deeploy test folder (network.onnx, inputs.npz, outputs.npz)
+  sweep       MODEL -o DIR      compile (and run) every L1 x buffering x board point, tabulate
+
+Long commands show their progress on stderr when it is a terminal (--quiet: off).
 
 Errors in the input (files, graphs, data, options) print one line and exit 2.
 Output paths are checked before any work starts: an output directory (-o, --keep)
@@ -60,6 +65,16 @@ class _Parser(argparse.ArgumentParser):
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
 
+    def format_help(self) -> str:
+        # `lower`'s description names the default pipeline, computed only when
+        # the help is printed (pipeline imports xdsl)
+        if "{pipeline}" in (self.description or ""):
+            from deeploy_mlir.pipeline import pipeline_for
+
+            default = pipeline_for(l2=TARGET_MEMORY["pulp-open"]["l2"])
+            self.description = (self.description or "").replace("{pipeline}", default)
+        return super().format_help()
+
 
 #: the largest memory budget (bytes): a 32-bit target addresses 4 GiB
 MAX_BUDGET = (1 << 32) - 1
@@ -101,10 +116,26 @@ def _lr(s: str) -> float:
     return v
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    from deeploy_mlir.passes.memory_regime import REGIMES
-    from deeploy_mlir.pipeline import BUFFERINGS, TILINGS
+#: pipeline.TILINGS, pipeline.BUFFERINGS and memory_regime.REGIMES, spelled
+#: here so that building the parser imports no xdsl (tests/test_everyday.py
+#: checks that they agree)
+TILINGS = ("tiled", "untiled", "none")
+BUFFERINGS = ("single", "double", "double-l3")
+REGIMES = ("resident", "spill", "stream")
 
+
+class _Version(argparse.Action):
+    """--version: the installed version, looked up only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kw: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+        print(f"deeploy-mlir {_version()}")
+        parser.exit()
+
+
+def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "model",
         help="artifact directory (training_model.onnx, optimizer_model.onnx, "
@@ -128,6 +159,12 @@ def _common(p: argparse.ArgumentParser) -> None:
         default=False,
         help="verify the IR after every pass, so that a pass that breaks it is named "
         "(default: only after the last pass; slower on large graphs)",
+    )
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress display (it is shown on stderr only when stderr is a terminal)",
     )
     p.add_argument(
         "--params",
@@ -237,20 +274,19 @@ def _force(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from deeploy_mlir.pipeline import pipeline_for
-
     ap = _Parser(
         prog="deeploy-mlir",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    ap.add_argument("--version", action=_Version)
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     lo = sub.add_parser(
         "lower",
         help="write the C project for a training model",
         description="Compile MODEL to a C project in OUT. Without --pass-pipeline the "
         "pipeline follows --tiling, --buffering, --weights-in-l3, --target and the budgets; "
-        f"for pulp-open's defaults it is: {pipeline_for(l2=TARGET_MEMORY['pulp-open']['l2'])}",
+        "for pulp-open's defaults it is: {pipeline}",
     )
     _common(lo)
     lo.add_argument(
@@ -268,7 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--emit-ir",
         metavar="FILE",
         default=None,
-        help="also write the IR after the pipeline to FILE (a file, outside OUT; replaced whole)",
+        help="also write the IR after the pipeline to FILE (a file, outside OUT; replaced "
+        "whole; when a pass fails: the IR as it stood before that pass, and nothing else)",
     )
     ru = sub.add_parser(
         "run",
@@ -304,10 +341,15 @@ def build_parser() -> argparse.ArgumentParser:
         "minimal-l1",
         help="the smallest L1 budget at which the model compiles, tiled and untiled",
         description="Bisect the L1 budget: the smallest number of bytes at which MODEL compiles "
-        "with Z3-chosen tiles, and with one tile per tensor (untiled).",
+        "with Z3-chosen tiles, and with one tile per tensor (untiled), for the --buffering "
+        "given (default double: two buffers per tile).",
     )
     _common(ml)
-    ml.add_argument("--json", action="store_true", help='print {"tiled": B, "untiled": B}')
+    ml.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"tiled": B, "untiled": B} (for the --buffering given)',
+    )
     re_ = sub.add_parser("report", help="memory plan: arena and lower bound per level")
     _common(re_)
     re_.add_argument("--json", action="store_true", help="print JSON")
@@ -327,7 +369,19 @@ def build_parser() -> argparse.ArgumentParser:
     bo.add_argument("board", help="board name (siracusa, gap9_evk, pulp_slowram) or YAML path")
     bo.add_argument("--json", action="store_true", help="print the board as JSON")
     _test_parser(sub)
+    from deeploy_mlir.sweep import add_parser as _sweep_parser
+
+    _sweep_parser(sub, _common)
     return ap
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("deeploy-mlir")
+    except PackageNotFoundError:  # a checkout on PYTHONPATH, not installed
+        return "0.1.0+source"
 
 
 # --------------------------------------------------------------------------
@@ -445,7 +499,7 @@ def compile_model(args: argparse.Namespace, need_data: bool, notes: bool = True)
     from deeploy_mlir.emitters.c import EmitOptions, Project
     from deeploy_mlir.frontend.data import check_minibatches, load_data, zero_data
     from deeploy_mlir.frontend.onnx_import import import_model
-    from deeploy_mlir.interp.interpreter import check_arenas
+    from deeploy_mlir.interp.attrs import check_arenas
     from deeploy_mlir.pipeline import parse_pipeline, pipeline_for, run_pipeline
 
     budgets = _budgets(args)
@@ -462,6 +516,9 @@ def compile_model(args: argparse.Namespace, need_data: bool, notes: bool = True)
         **_regime_opts(args),
     )
     parse_pipeline(spec)  # bad pipelines fail before any work
+    from deeploy_mlir import progress
+
+    progress.stage(f"import {args.model}")
     model = import_model(args.model, args.params)
     steps, accum = getattr(args, "steps", 1), getattr(args, "accum", 1)
     check_minibatches(model, steps, accum)  # before any array is made or read
@@ -476,11 +533,30 @@ def compile_model(args: argparse.Namespace, need_data: bool, notes: bool = True)
         data = zero_data(model, n)
     module = model.module.clone()
     seconds: dict[str, float] = {}
-    run_pipeline(module, spec, verify_each=getattr(args, "verify_each", True), seconds=seconds)
-    check_arenas(module, budgets)
+    emit_ir = getattr(args, "emit_ir", None)
+    try:
+        run_pipeline(
+            module,
+            spec,
+            verify_each=getattr(args, "verify_each", True),
+            seconds=seconds,
+            keep_before=emit_ir is not None,
+        )
+        check_arenas(module, budgets)
+    except DeeployError as e:
+        if emit_ir is not None:  # the IR that failed, for the user to look at
+            name, ir = getattr(e, "ir_before", ("", module))
+            try:
+                write_file(Path(emit_ir), str(ir) + "\n")
+            except OSError as w:
+                raise DeeployError(f"--emit-ir {emit_ir}: cannot write it ({w.strerror})") from None
+            where = f"before pass {name}" if name else "after the pipeline"
+            print(f"deeploy-mlir: note: wrote the IR {where} to {emit_ir}", file=sys.stderr)
+        raise
     if notes:
         for line in search_notes(module):
             print(line, file=sys.stderr)
+    progress.stage("C emission")
     opts = EmitOptions(
         target=args.target,
         steps=steps,
@@ -489,6 +565,7 @@ def compile_model(args: argparse.Namespace, need_data: bool, notes: bool = True)
         l1_as_l2=args.l1_as_l2,
     )
     project = Project(module, model.params, data, opts)
+    progress.done()
     return Compiled(model, project, data, seconds)
 
 
@@ -511,7 +588,8 @@ def cmd_lower(args: argparse.Namespace) -> int:
     return 0
 
 
-_HEX = re.compile(r"^[0-9a-f]{8}$")
+#: a float word of the harness: its bits in hex, then (optionally) its decimal
+_HEX = re.compile(r"^([0-9a-f]{8})(?:\([^()\s]*\))?$")
 
 
 def parse_run_output(text: str) -> tuple[dict[str, list[list[float]]], dict[str, np.ndarray]]:
@@ -539,8 +617,12 @@ def parse_run_output(text: str) -> tuple[dict[str, list[list[float]]], dict[str,
 def _floats(words: Sequence[str]) -> np.ndarray:
     import numpy as np
 
-    assert all(_HEX.match(w) for w in words), words
-    return np.array([int(w, 16) for w in words], dtype=np.uint32).view(np.float32)
+    bits = []
+    for w in words:
+        m = _HEX.match(w)
+        assert m is not None, w
+        bits.append(int(m.group(1), 16))
+    return np.array(bits, dtype=np.uint32).view(np.float32)
 
 
 def build_and_run(project_dir: Path, on: str = "host") -> str:
@@ -558,6 +640,9 @@ def build_and_run(project_dir: Path, on: str = "host") -> str:
         )
         raise DeeployError(f"--on {on} needs {', '.join(missing)}: {hint}")
     build = "host" if on == "host" else "rv32"
+    from deeploy_mlir import progress
+
+    progress.stage(f"C build (make {build})")
     r = subprocess.run(
         ["make", "-s", "-C", str(project_dir), build], capture_output=True, text=True
     )
@@ -571,7 +656,20 @@ def build_and_run(project_dir: Path, on: str = "host") -> str:
         from deeploy_mlir.targets.qemu import qemu_command
 
         cmd = qemu_command(project_dir / "build" / "rv32" / "network.elf")
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    if on == "host" and progress.active() and shutil.which("stdbuf"):
+        cmd = ["stdbuf", "-oL", *cmd]  # its lines as they come, for the progress display
+    progress.stage(f"training ({on})")
+    trained = [0]
+
+    def on_line(line: str) -> None:
+        if line.startswith("BENCH train "):
+            trained[0] += 1
+            progress.update(f"training ({on}): mini-batch {trained[0]}")
+        elif line.startswith("BENCH optimizer "):
+            progress.update(f"training ({on}): optimizer step {line.split()[2]} done")
+
+    r = progress.run_lines(cmd, 3600, on_line)
+    progress.done()
     if r.returncode != 0:
         lines = (r.stdout + r.stderr).splitlines()
         last = lines[-1].strip() if lines else ""
@@ -622,7 +720,7 @@ def _project_dir(keep: Path | None, force: bool) -> Iterator[Path]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from deeploy_mlir.emitters.c import write_project_files
-    from deeploy_mlir.interp.interpreter import loss_output_name
+    from deeploy_mlir.interp.attrs import loss_output_name
 
     inputs = _inputs(args)
     keep = (
@@ -663,9 +761,56 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _inplace_off(args: argparse.Namespace) -> dict[str, Any]:
+    """The manifest of the same compile with in-place reuse off (`report`)."""
+    from deeploy_mlir import progress
+    from deeploy_mlir.pipeline import pipeline_for
+
+    args.pass_pipeline = pipeline_for(
+        args.tiling,
+        _budgets(args)["l1"],
+        inplace=False,
+        target=args.target,
+        buffering=args.buffering,
+        l2=_budgets(args)["l2"],
+        weights="L3" if args.weights_in_l3 else "L2",
+        home=args.home,
+        rlimit=_rlimit(args),
+        **_regime_opts(args),
+    )
+    args.rlimit = None  # in the pipeline now
+    progress.stage("compile again without in-place reuse")
+    with progress.nested():
+        c = compile_model(args, need_data=False, notes=False)
+    return c.project.manifest()  # type: ignore[attr-defined,no-any-return]
+
+
+def _print_report(man: dict[str, Any], off: dict[str, Any] | None, solver_ms: int | None) -> None:
+    """`report`'s text: arenas against their bounds, tile selection, regime, largest buffers."""
+    head = f"{'level':6} {'arena (B)':>10} {'bound (B)':>10} {'ratio':>6}"
+    print(head + (f" {'in-place off (B)':>17}" if off else ""))
+    for lv, m in man["memory"].items():
+        ratio = m["arena_bytes"] / m["bound_bytes"] if m["bound_bytes"] else 1.0
+        line = f"{lv:6} {m['arena_bytes']:>10} {m['bound_bytes']:>10} {ratio:>6.3f}"
+        if off:
+            line += f" {off['memory'][lv]['arena_bytes']:>17}"
+        print(line)
+    if solver_ms is not None:
+        print(
+            f"\ntile selection: {solver_ms} ms (Z3), {man['tiling']['stopped_early']} op(s) "
+            "stopped before proving the optimum (resource limit)"
+        )
+    print(
+        f"\nregime: {man['regime']}; footprint (B): "
+        + ", ".join(f"{k} {v}" for k, v in man["footprint"].items())
+    )
+    print("\nlargest buffers:")
+    for b in sorted(man["buffers"], key=lambda b: -b["bytes"])[:10]:
+        print(f"  {b['bytes']:>10} B  {b['level']} @{b['offset']:<8} {b['kind']:<15} {b['name']}")
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from deeploy_mlir.memory.report import check_plot_path, plot_report, print_regime_table
-    from deeploy_mlir.pipeline import pipeline_for
 
     plot = None
     if args.plot is not None:
@@ -689,57 +834,35 @@ def cmd_report(args: argparse.Namespace) -> int:
         doc["tiling"] = {**man["tiling"], "solver_ms": solver_ms}
     off = None
     if not custom:
-        args.pass_pipeline = pipeline_for(
-            args.tiling,
-            _budgets(args)["l1"],
-            inplace=False,
-            target=args.target,
-            buffering=args.buffering,
-            l2=_budgets(args)["l2"],
-            weights="L3" if args.weights_in_l3 else "L2",
-            home=args.home,
-            rlimit=_rlimit(args),
-            **_regime_opts(args),
-        )
-        args.rlimit = None  # in the pipeline now
-        off = compile_model(args, need_data=False, notes=False).project.manifest()  # type: ignore[attr-defined]
+        off = _inplace_off(args)
         doc["inplace_off"] = {"memory": off["memory"]}
-    rep = _regime_report(args, c, board, man["regime"]) if board is not None else None
+    rep = None
+    if board is not None:
+        from deeploy_mlir import progress
+
+        progress.stage(f"model every regime and schedule on {board.name}")
+        with progress.nested():
+            rep = _regime_report(args, c, board, man["regime"])
+        progress.done()
     if rep is not None:
         doc["board"] = rep.board.name
         doc["needs"] = {r: {**n, "fits": rep.fits[r]} for r, n in rep.needs.items()}
         doc["regimes"] = rep.regimes_doc()
         doc["schedules"] = rep.schedules_doc()
         if plot is not None:
-            chosen = rep.costs.get(man["regime"]) or next(iter(rep.costs.values()), None)
-            if chosen is not None:
+            shown = man["regime"] if man["regime"] in rep.costs else next(iter(rep.costs), None)
+            if shown is not None:
                 with staged_file(plot) as tmp:
                     plot_report(
-                        tmp, chosen["double"], f"{Path(args.model).name} on {rep.board.name}"
+                        tmp,
+                        rep.costs[shown]["double"],
+                        f"{Path(args.model).name} on {rep.board.name}, {shown} regime, "
+                        "double buffering",
                     )
     if args.json:
         print(json.dumps(doc, indent=2))
         return 0
-    head = f"{'level':6} {'arena (B)':>10} {'bound (B)':>10} {'ratio':>6}"
-    print(head + (f" {'in-place off (B)':>17}" if off else ""))
-    for lv, m in man["memory"].items():
-        ratio = m["arena_bytes"] / m["bound_bytes"] if m["bound_bytes"] else 1.0
-        line = f"{lv:6} {m['arena_bytes']:>10} {m['bound_bytes']:>10} {ratio:>6.3f}"
-        if off:
-            line += f" {off['memory'][lv]['arena_bytes']:>17}"
-        print(line)
-    if solver_ms is not None:
-        print(
-            f"\ntile selection: {solver_ms} ms (Z3), {man['tiling']['stopped_early']} op(s) "
-            "stopped before proving the optimum (resource limit)"
-        )
-    print(
-        f"\nregime: {man['regime']}; footprint (B): "
-        + ", ".join(f"{k} {v}" for k, v in man["footprint"].items())
-    )
-    print("\nlargest buffers:")
-    for b in sorted(man["buffers"], key=lambda b: -b["bytes"])[:10]:
-        print(f"  {b['bytes']:>10} B  {b['level']} @{b['offset']:<8} {b['kind']:<15} {b['name']}")
+    _print_report(man, off, solver_ms)
     if rep is not None:
         print_regime_table(rep)
     if plot is not None:
@@ -772,7 +895,7 @@ def _compiles(args: argparse.Namespace, tiling: str, l1: int) -> bool:
 
 def _why_not(args: argparse.Namespace, tiling: str, l1: int) -> str | None:
     """Why the model does not compile with `tiling` at `l1` bytes (None: it does)."""
-    from deeploy_mlir.interp.interpreter import arena_sizes
+    from deeploy_mlir.interp.attrs import arena_sizes
     from deeploy_mlir.pipeline import pipeline_for, run_pipeline
 
     module = args._model.module.clone()
@@ -801,14 +924,18 @@ def _why_not(args: argparse.Namespace, tiling: str, l1: int) -> str | None:
 def cmd_minimal_l1(args: argparse.Namespace) -> int:
     """Smallest L1 budget (bytes) at which the model compiles, by bisection:
     compiling is monotone in the budget (a tile that fits also fits more)."""
+    from deeploy_mlir import progress
     from deeploy_mlir.frontend.onnx_import import import_model
 
+    progress.stage(f"import {args.model}")
     args._model = import_model(args.model, args.params)
     result: dict[str, int | None] = {}
     why: str | None = None
     for tiling in ("tiled", "untiled"):
+        progress.stage(f"bisect the L1 budget, {tiling}")
         hi = _budgets(args)["l2"]
-        why = _why_not(args, tiling, hi)
+        with progress.nested():
+            why = _why_not(args, tiling, hi)
         if why is not None:
             result[tiling] = None
             continue
@@ -817,7 +944,10 @@ def cmd_minimal_l1(args: argparse.Namespace) -> int:
             mid = (lo + hi) // 2 // 4 * 4 or 4
             if mid <= lo:
                 break
-            if _compiles(args, tiling, mid):
+            progress.update(f"bisect the L1 budget, {tiling}: {mid} bytes?")
+            with progress.nested():
+                fits = _compiles(args, tiling, mid)
+            if fits:
                 hi = mid
             else:
                 lo = mid
@@ -830,8 +960,9 @@ def cmd_minimal_l1(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     else:
+        print(f"smallest L1 budget, {args.buffering} buffering:")
         for tiling, b in result.items():
-            print(f"{tiling:8} {b if b is not None else 'does not fit L2'} bytes")
+            print(f"  {tiling:8} {b if b is not None else 'does not fit L2'} bytes")
     return 0
 
 
@@ -959,7 +1090,17 @@ COMMANDS = {
     "minimal-l1": cmd_minimal_l1,
     "board": cmd_board,
     "test": cmd_test,
+    "sweep": lambda args: _sweep(args),
 }
+
+#: the commands that show progress on a terminal
+LONG_COMMANDS = ("lower", "run", "report", "minimal-l1", "test", "sweep")
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from deeploy_mlir.sweep import cmd_sweep
+
+    return cmd_sweep(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -969,7 +1110,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings("error", category=RuntimeWarning, module=r"deeploy_mlir\.")
     try:
         args = build_parser().parse_args(argv)
-        return COMMANDS[args.command](args)
+        from deeploy_mlir import progress
+
+        if getattr(args, "pass_pipeline", None) is not None and not args.pass_pipeline.strip():
+            raise DeeployError("--pass-pipeline is empty (leave it out for the default pipeline)")
+        if args.command in LONG_COMMANDS and progress.wanted(getattr(args, "quiet", False)):
+            progress.enable(args.command)
+        try:
+            return COMMANDS[args.command](args)
+        finally:
+            progress.disable()
     except DeeployError as e:
         print(f"deeploy-mlir: error: {e}", file=sys.stderr)
         return 2

@@ -131,27 +131,42 @@ def run_pipeline(
     spec: str,
     verify_each: bool = True,
     seconds: dict[str, float] | None = None,
+    keep_before: bool = False,
 ) -> list[str]:
     """Run `spec` on `module`; returns the pass names. The IR is verified after
     each pass (`verify_each`, what tests and deeploy-opt do: a failure names
     the pass) or only after the last one (what `lower` does by default: a
     large graph's verification costs more than most passes). `seconds`, when
     given, receives the wall-clock time of each pass by name (summed over its
-    runs): timings stay out of the IR, which is the same from run to run."""
+    runs): timings stay out of the IR, which is the same from run to run. With
+    `keep_before`, a DeeployError of a pass carries `ir_before`: (the pass's
+    name, a copy of the IR it was given)."""
+    from deeploy_mlir import progress
+
     pipeline = parse_pipeline(spec)
     ctx = make_context()
     names: list[str] = []
-    for p in pipeline.passes:
+    for i, p in enumerate(pipeline.passes):
+        progress.stage(f"pass {i + 1}/{len(pipeline.passes)} {p.name}")
+        before = module.clone() if keep_before else None
         try:
-            t0 = time.perf_counter()
-            p.apply(ctx, module)
-            if seconds is not None:
-                seconds[p.name] = seconds.get(p.name, 0.0) + time.perf_counter() - t0
-            if verify_each:
-                module.verify()
-        except VerifyException as e:
-            raise DeeployError(f"pass {p.name}: the IR it produced does not verify: {e}") from None
+            try:
+                t0 = time.perf_counter()
+                p.apply(ctx, module)
+                if seconds is not None:
+                    seconds[p.name] = seconds.get(p.name, 0.0) + time.perf_counter() - t0
+                if verify_each:
+                    module.verify()
+            except VerifyException as e:
+                raise DeeployError(
+                    f"pass {p.name}: the IR it produced does not verify: {e}"
+                ) from None
+        except DeeployError as e:
+            if before is not None:  # for --emit-ir: the IR the failing pass was given
+                e.ir_before = (p.name, before)  # type: ignore[attr-defined]
+            raise
         names.append(p.name)
+    progress.done()
     if not verify_each:
         try:
             module.verify()

@@ -23,7 +23,7 @@ import numpy as np
 from deeploy_mlir.dialects.training import shape_of
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.frontend.onnx_import import ImportedModel
-from deeploy_mlir.interp.interpreter import arg_attr, func_named, int_attr, res_attr, str_attr
+from deeploy_mlir.interp.attrs import arg_attr, func_named, int_attr, res_attr, str_attr
 
 FILES = ("network.onnx", "inputs.npz", "outputs.npz")
 

@@ -1,5 +1,5 @@
-"""The checkpoint reader that avoids importing onnxruntime (and with it
-torch) gives exactly what onnxruntime-training's own CheckpointState gives,
+"""The built-in checkpoint reader (frontend/checkpoint.py: no onnxruntime,
+no torch) gives exactly what onnxruntime-training's own CheckpointState gives,
 for every bundled example and model; a file it does not handle is left to
 onnxruntime-training."""
 
@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from conftest import EXAMPLES
 
-from deeploy_mlir.frontend.onnx_import import _load_checkpoint, _read_checkpoint_flatbuffer
+from deeploy_mlir.frontend.checkpoint import read_checkpoint_file as _read_checkpoint_flatbuffer
+from deeploy_mlir.frontend.onnx_import import _load_checkpoint
 
 DIRS = sorted(d for d in EXAMPLES.glob("*/") if (d / "checkpoint").is_file())
 
@@ -38,3 +39,41 @@ def test_a_file_it_does_not_handle_goes_to_onnxruntime(tmp_path: Path) -> None:
 
     with pytest.raises(DeeployError, match="not an onnxruntime-training checkpoint"):
         _load_checkpoint(bad)
+
+
+def test_without_the_ort_extra_an_unreadable_checkpoint_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkpoint the built-in reader leaves (here: not a FlatBuffer) with
+    onnxruntime absent is one error naming the extra that reads it."""
+    import sys
+
+    from deeploy_mlir.errors import DeeployError
+
+    bad = tmp_path / "checkpoint"
+    bad.write_bytes(b"not a flatbuffer at all")
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import fails
+    monkeypatch.setitem(sys.modules, "onnxruntime.training", None)
+    monkeypatch.setitem(sys.modules, "onnxruntime.training.api", None)
+    with pytest.raises(DeeployError) as e:
+        _load_checkpoint(bad)
+    msg = str(e.value)
+    assert "pip install 'deeploy-mlir[ort]'" in msg and "\n" not in msg
+    assert str(bad) in msg
+
+
+def test_reader_imports_neither_onnxruntime_nor_torch() -> None:
+    import subprocess
+    import sys
+
+    from conftest import EXAMPLES as ex
+
+    code = (
+        "import sys; from pathlib import Path;"
+        "from deeploy_mlir.frontend.onnx_import import import_model;"
+        f"m = import_model({str(ex / 'mlp_small')!r});"
+        "assert m.params, 'no parameters';"
+        "print(sorted(k for k in sys.modules if k.split('.')[0] in ('torch', 'onnxruntime')))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]", r.stdout

@@ -23,7 +23,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
-from deeploy_mlir.interp.interpreter import (
+from deeploy_mlir.interp.attrs import (
     arena_sizes,
     arg_attr,
     dense_to_array,
@@ -999,14 +999,19 @@ def _level(t: Attribute) -> str:
 
 
 def runtime_dir() -> Path:
-    """runtime_c/ of this checkout (the package is installed editable)."""
+    """runtime_c/ of this checkout (editable install), else the copy a wheel
+    installs under <prefix>/share/deeploy-mlir (pyproject's data-files)."""
+    import sys
+
     here = Path(__file__).resolve().parents[2] / "runtime_c"
-    if not (here / "include").is_dir():
-        raise DeeployError(
-            f"runtime_c/ not found at {here}: install deeploy-mlir from its source tree "
-            "(pip install -e .)"
-        )
-    return here
+    installed = Path(sys.prefix) / "share" / "deeploy-mlir" / "runtime_c"
+    for d in (here, installed):
+        if (d / "include").is_dir():
+            return d
+    raise DeeployError(
+        f"runtime_c/ not found at {here} nor {installed}: reinstall deeploy-mlir "
+        "(pip install -e . from its source tree)"
+    )
 
 
 def template_env() -> jinja2.Environment:

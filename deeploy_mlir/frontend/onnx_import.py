@@ -130,56 +130,21 @@ def _names(model: onnx.ModelProto) -> Iterator[object]:
         yield from (a.name for a in n.attribute)
 
 
-def _read_checkpoint_flatbuffer(path: Path) -> dict[str, np.ndarray] | None:
-    """The parameters of an onnxruntime-training checkpoint read with the
-    FlatBuffers readers that onnxruntime ships (ort_flatbuffers_py), without
-    importing onnxruntime itself (which imports torch: seconds per process).
-    None when the file is not one this reader handles (external data, other
-    element types): the caller then asks onnxruntime-training."""
-    import importlib.util
-    import sys
-
-    spec = importlib.util.find_spec("onnxruntime")  # locates, does not import
-    if spec is None or spec.origin is None:
-        return None
-    tools = Path(spec.origin).parent / "tools" / "ort_format_model"
-    if not (tools / "ort_flatbuffers_py" / "fbs" / "Checkpoint.py").is_file():
-        return None
-    if str(tools) not in sys.path:
-        sys.path.append(str(tools))
-    from ort_flatbuffers_py.fbs.Checkpoint import Checkpoint  # type: ignore[import-not-found]
-
-    buf = path.read_bytes()
-    if not Checkpoint.CheckpointBufferHasIdentifier(buf, 0):
-        return None
-    state = Checkpoint.GetRootAs(buf, 0).ModuleState()
-    if state is None:
-        return None
-    out: dict[str, np.ndarray] = {}
-    tensors = [state.RequiresGradParams(i) for i in range(state.RequiresGradParamsLength())]
-    tensors += [state.FrozenParams(i) for i in range(state.FrozenParamsLength())]
-    for t in tensors:
-        if t.DataType() != onnx.TensorProto.FLOAT or t.ExternalDataOffset() >= 0:
-            return None
-        dims = [int(d) for d in t.DimsAsNumpy()] if t.DimsLength() else []
-        raw = t.RawDataAsNumpy() if t.RawDataLength() else np.zeros(0, np.uint8)
-        arr = np.frombuffer(raw.tobytes(), dtype="<f4").reshape(dims)
-        out[t.Name().decode()] = arr.astype(np.float32)
-    return out
-
-
 def _load_checkpoint(path: Path) -> dict[str, np.ndarray]:
+    from deeploy_mlir.frontend.checkpoint import read_checkpoint_file
+
     try:
-        fast = _read_checkpoint_flatbuffer(path)
+        fast = read_checkpoint_file(path)
     except Exception:  # an unexpected layout: onnxruntime-training decides below
         fast = None
     if fast is not None:
         return fast
     try:
         from onnxruntime.training.api import CheckpointState
-    except ImportError:  # pragma: no cover - a dependency of the package
+    except ImportError:  # the [ort] extra is not installed
         raise DeeployError(
-            f"{path}: reading a checkpoint needs onnxruntime-training; pass --params instead"
+            f"{path}: the built-in reader cannot read this checkpoint; install "
+            "onnxruntime-training (pip install 'deeploy-mlir[ort]') or pass --params"
         ) from None
     try:
         state = CheckpointState.load_checkpoint(str(path))

@@ -19,8 +19,6 @@ import numpy as np
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
-    DictionaryAttr,
-    IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -34,19 +32,20 @@ from xdsl.ir import Attribute, Operation
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.tiling import TiledOp
-from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.interp.attrs import (  # noqa: F401  (re-exported)
+    NP_OF,
+    arena_sizes,
+    arg_attr,
+    check_arenas,
+    dense_to_array,
+    func_named,
+    int_attr,
+    loss_output_name,
+    np_dtype,
+    res_attr,
+    str_attr,
+)
 from deeploy_mlir.interp.reference import compute
-
-NP_OF: dict[str, Any] = {"f32": np.float32, "i64": np.int64, "i1": np.bool_}
-
-
-def np_dtype(t: Attribute) -> Any:
-    return NP_OF[str(T.elem_of(t))]
-
-
-def dense_to_array(attr: DenseIntOrFPElementsAttr, t: Attribute) -> np.ndarray:
-    vals = attr.get_values()
-    return np.array(vals, dtype=np_dtype(t)).reshape(T.shape_of(t))
 
 
 @dataclass
@@ -191,58 +190,6 @@ register_impls(TrainingFunctions)
 # --------------------------------------------------------------------------
 
 
-def func_named(module: ModuleOp, name: str) -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
-            return op
-    raise KeyError(f"module has no function @{name}")
-
-
-def arg_attr(fn: func.FuncOp, i: int, key: str) -> Attribute | None:
-    if fn.arg_attrs is None:
-        return None
-    d = fn.arg_attrs.data[i]
-    assert isinstance(d, DictionaryAttr)
-    return d.data.get(key)
-
-
-def res_attr(fn: func.FuncOp, i: int, key: str) -> Attribute | None:
-    if fn.res_attrs is None:
-        return None
-    d = fn.res_attrs.data[i]
-    assert isinstance(d, DictionaryAttr)
-    return d.data.get(key)
-
-
-def str_attr(a: Attribute | None) -> str | None:
-    return a.data if isinstance(a, StringAttr) else None
-
-
-def int_attr(a: Attribute | None) -> int | None:
-    return a.value.data if isinstance(a, IntegerAttr) else None
-
-
-def arena_sizes(module: ModuleOp) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for level in T.MEMORY_LEVELS:
-        a = module.attributes.get(f"training.arena_{level}")
-        if isinstance(a, IntegerAttr):
-            out[level] = a.value.data
-    return out
-
-
-def check_arenas(module: ModuleOp, budgets: Mapping[str, int]) -> None:
-    """Raise when an arena of `module` is over its level's budget (`budgets`
-    by lower-case level: l1, l2, l3)."""
-    for level, size in arena_sizes(module).items():
-        cap = budgets[level.lower()]
-        if size > cap:
-            raise DeeployError(
-                f"the {level} arena needs {size} bytes but the {level} budget is {cap} bytes "
-                f"(--{level.lower()})"
-            )
-
-
 @dataclass
 class TrainingSession:
     """Holds the training state (parameters, gradient buffers) by name and runs
@@ -336,18 +283,6 @@ class TrainingSession:
                     losses.append(float(out[loss_name].reshape(-1)[0]))
             self.call("optimizer_step", {"learning_rate": np.array([lr], dtype=np.float32)})
         return losses, {k: np.array(self.state[k]) for k in self.params}
-
-
-def loss_output_name(module: ModuleOp) -> str | None:
-    """The name of @training_step's scalar f32 result (or output buffer), if any."""
-    fn = func_named(module, "training_step")
-    for i, t in enumerate(fn.function_type.outputs.data):
-        if res_attr(fn, i, "training.updates") is None and T.shape_of(t) == ():
-            return str_attr(res_attr(fn, i, "training.name"))
-    for i, a in enumerate(fn.args):
-        if str_attr(arg_attr(fn, i, "training.kind")) == "output" and T.shape_of(a.type) == ():
-            return str_attr(arg_attr(fn, i, "training.name"))
-    return None
 
 
 def run_ops(ops: Sequence[Operation]) -> None:  # pragma: no cover - debugging aid

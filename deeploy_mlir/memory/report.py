@@ -13,18 +13,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import SSAValue
 
-from deeploy_mlir.cost.schedule import FunctionCost, schedule_cost
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.passes.arena_plan import level_of, nbytes
-from deeploy_mlir.targets.boards import Board
+
+if TYPE_CHECKING:  # the cost model and boards: only for the report, not for manifests
+    from deeploy_mlir.cost.schedule import FunctionCost
+    from deeploy_mlir.targets.boards import Board
 
 #: argument kinds as the report names them
 KIND_LABEL = {
@@ -33,13 +35,13 @@ KIND_LABEL = {
     "input": "input",
     "output": "output",
     "reset_flag": "control",
-    "lr": "optimizer state",
+    "lr": "optimizer_state",
 }
 #: footprint kinds (memory-regime's names) of the report's buffer kinds
 FOOTPRINT_OF = {
     "weight": "weights",
     "gradient": "gradients",
-    "optimizer state": "optimizer_state",
+    "optimizer_state": "optimizer_state",
     "activation": "activations",
     "input": "inputs",
     "output": "outputs",
@@ -217,7 +219,7 @@ def compiler(model: ModuleOp, board: str, target: str, l1: int, l2: int, l3: int
     """compile(regime, schedule): `model` (tensor form) through the default
     pipeline with memory-regime{board regime} and the budgets; an arena over
     its budget is an error, as for `lower`."""
-    from deeploy_mlir.interp.interpreter import check_arenas
+    from deeploy_mlir.interp.attrs import check_arenas
     from deeploy_mlir.pipeline import pipeline_for, run_pipeline
 
     budgets = {"l1": l1, "l2": l2, "l3": l3}
@@ -269,6 +271,8 @@ def regime_report(
     cap = capacity(board, l2, l3)
     needs: dict[str, dict[str, int]] = {}
     fits: dict[str, bool] = {}
+    from deeploy_mlir.cost.schedule import schedule_cost
+
     costs: dict[str, dict[str, dict[str, FunctionCost]]] = {}
     missing: dict[str, dict[str, str]] = {}
     for r in REGIMES:
@@ -342,7 +346,10 @@ def plot_report(path: Path, costs: dict[str, FunctionCost], title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 8))
+    # L1 (KiB) has its own panel: at the scale of L2 and L3 it would hug zero
+    fig, (top, mid, bottom) = plt.subplots(
+        3, 1, figsize=(12, 10), gridspec_kw={"height_ratios": [2, 1, 2]}
+    )
     colors = {"L1": "tab:blue", "L2": "tab:orange", "L3": "tab:green"}
     offset = 0
     labelled: set[str] = set()
@@ -353,13 +360,18 @@ def plot_report(path: Path, costs: dict[str, FunctionCost], title: str) -> None:
             xs = [offset + t for t, _ in points]
             label = None if lv in labelled else lv
             labelled.add(lv)
-            top.step(xs, [b for _, b in points], where="post", color=colors[lv], label=label)
+            ax = mid if lv == "L1" else top
+            ax.step(xs, [b for _, b in points], where="post", color=colors[lv], label=label)
         offset += c.timeline.total
-        top.axvline(offset, color="grey", linewidth=0.5)
-    top.set_xlabel("cycle (training step, then optimizer step)")
+        for ax in (top, mid):
+            ax.axvline(offset, color="grey", linewidth=0.5)
+    mid.set_xlabel("cycle (training step, then optimizer step)")
     top.set_ylabel("bytes live")
+    mid.set_ylabel("L1 bytes live")
     top.set_title(f"{title}: memory over the schedule")
-    top.legend(fontsize="small")
+    for ax in (top, mid):
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     labels: list[str] = []
     compute: list[int] = []
     stall: list[int] = []
@@ -378,7 +390,7 @@ def plot_report(path: Path, costs: dict[str, FunctionCost], title: str) -> None:
     bottom.set_xticks(xs, labels, rotation=90, fontsize="x-small")
     bottom.set_ylabel("cycles")
     bottom.set_title("cycles per op")
-    bottom.legend(fontsize="small")
+    bottom.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     try:
         fig.savefig(path, format="png")

@@ -6,7 +6,7 @@ footprint by kind (bytes, no reuse):
 
 - weights: the parameters (`training.kind = "param"` arguments);
 - gradients: the gradient accumulation buffers (`grad_accum`);
-- optimizer state: what the optimizer step reads besides them (`lr`; SGD has
+- optimizer_state: what the optimizer step reads besides them (`lr`; SGD has
   no per-parameter state);
 - activations: the temporaries of the two steps (top-level `memref.alloc`s);
 - inputs: the mini-batch (`input`); and outputs (`output`) and control

@@ -63,6 +63,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from deeploy_mlir import progress
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import BUFFER, UNTILED, require
 from deeploy_mlir.dialects.tiling import TiledOp
@@ -432,14 +433,21 @@ def solve_z3(
     Each solve has its own Z3 context, so its work (and where `rlimit`, Z3's
     deterministic resource limit, stops it; 0 = none) does not depend on what
     was solved before in the process."""
-    import z3
-
     c = pareto_candidates(dims, whole, ops, model, hs)
     # a combination above the budget is never chosen: Z3 gets the others
     # (fewer Booleans; the footprint constraint still holds them to it)
     ids = [i for i, f in enumerate(c.foot) if f <= budget]
     if not ids:
         raise ValueError("infeasible")
+    # the best combination of all (fewest cycles, then tiles) fits: it is the
+    # optimum under the budget too, and Z3 (its import and context: about
+    # 30 MiB and a few hundred ms) is not needed
+    best = min(range(len(c.foot)), key=lambda i: (c.cost[i], c.count[i]))
+    if c.foot[best] <= budget:
+        thinned = f"candidate sizes thinned to {MAX_COMBINATIONS:,} combinations"
+        return c.tiles[best], "" if c.complete else thinned
+    import z3
+
     zc = z3.Context()
     opt = z3.Optimize(ctx=zc)
     if rlimit:
@@ -587,12 +595,21 @@ class TileSelect(ModulePass):
             stage_budget = self.l2 - arena
         model = CostModel(self.setup, self.bandwidth)
         stopped: list[Attribute] = []
+        n_ops = sum(
+            isinstance(o, T.TrainingComputeOp) and o.is_buffer_form
+            for fn in op.ops
+            if isinstance(fn, func.FuncOp) and fn.body.blocks
+            for o in fn.body.block.ops
+        )
+        done = 0
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
                 continue
             for k, first in enumerate(list(fn.body.block.ops)):
                 if not isinstance(first, T.TrainingComputeOp) or not first.is_buffer_form:
                     continue
+                done += 1
+                progress.update(f"tile selection: op {done}/{n_ops} {first.name}", done, n_ops)
                 for o in self._split(first):
                     hint = o.outs[0].name_hint
                     where = (
