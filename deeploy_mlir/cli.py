@@ -1103,11 +1103,33 @@ def _sweep(args: argparse.Namespace) -> int:
     return cmd_sweep(args)
 
 
+_INTERRUPTED: list[bool] = []
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    """Ctrl-C: remembered (a C extension being imported, numpy's, turns the
+    KeyboardInterrupt into an ImportError), raised once, ignored after."""
+    if not _INTERRUPTED:
+        _INTERRUPTED.append(True)
+        raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    code = _main(argv)
+    if _INTERRUPTED and code != 130:  # a Ctrl-C that something swallowed
+        print("deeploy-mlir: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    import signal
     import warnings
 
     # a numeric warning raised in our code (an overflow, a NaN) is an error, never a stray line
     warnings.filterwarnings("error", category=RuntimeWarning, module=r"deeploy_mlir\.")
+    with contextlib.suppress(ValueError):  # ValueError: not the main thread (tests call main)
+        signal.signal(signal.SIGINT, _on_sigint)
     try:
         args = build_parser().parse_args(argv)
         from deeploy_mlir import progress
@@ -1127,6 +1149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("deeploy-mlir: interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # a bug of ours: one line, unless debugging
+        if _INTERRUPTED:  # an interrupted import fails with another exception
+            print("deeploy-mlir: interrupted", file=sys.stderr)
+            return 130
         if os.environ.get("DEEPLOY_MLIR_DEBUG"):
             raise
         first = str(e).splitlines()[0] if str(e) else ""
@@ -1138,5 +1163,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def entry() -> None:
+    """The `deeploy-mlir` command. After a Ctrl-C the process ends with
+    os._exit: the interpreter would otherwise end an interrupted run by
+    killing itself with SIGINT when the interrupt reached a nested PyRun call
+    (a C extension being imported), whatever main returned."""
+    code = main()
+    if _INTERRUPTED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

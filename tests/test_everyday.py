@@ -229,7 +229,20 @@ def test_kind_names_are_spelled_one_way(tmp_path: Path) -> None:
 
 
 def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
-    r = run_cli("lower", WIDE, "-o", tmp_path / "p", "--l1", "2048", "--data", WIDE / "data.npz")
+    r = run_cli(
+        "lower",
+        WIDE,
+        "-o",
+        tmp_path / "p",
+        "--l1",
+        "2048",
+        "--data",
+        WIDE / "data.npz",
+        "--steps",
+        "5",
+        "--accum",
+        "2",
+    )
     assert r.code == 0
     assert r.err == "", r.err
     r = run_cli("report", WIDE, "--json", "--l1", "2048")
@@ -277,7 +290,18 @@ def _under_pty(args: list[str], cwd: Path) -> tuple[int, str, str]:
 
 def test_progress_on_a_terminal(tmp_path: Path) -> None:
     code, out, err = _under_pty(
-        ["run", str(WIDE), "--data", str(WIDE / "data.npz"), "--l1", "2048", "--steps", "2"],
+        [
+            "run",
+            str(WIDE),
+            "--data",
+            str(WIDE / "data.npz"),
+            "--l1",
+            "2048",
+            "--steps",
+            "5",
+            "--accum",
+            "2",
+        ],
         tmp_path,
     )
     assert code == 0, err
@@ -291,9 +315,21 @@ def test_progress_on_a_terminal(tmp_path: Path) -> None:
     assert "done C build (make host)" in plain
     assert "done training (host)" in plain
     # the losses still go to stdout, alone
-    assert len(out.splitlines()) == 2 and all(ln.startswith("step ") for ln in out.splitlines())
+    assert len(out.splitlines()) == 10 and all(ln.startswith("step ") for ln in out.splitlines())
     code, out_q, err_q = _under_pty(
-        ["run", str(WIDE), "--data", str(WIDE / "data.npz"), "--l1", "2048", "--steps", "2", "-q"],
+        [
+            "run",
+            str(WIDE),
+            "--data",
+            str(WIDE / "data.npz"),
+            "--l1",
+            "2048",
+            "--steps",
+            "5",
+            "--accum",
+            "2",
+            "-q",
+        ],
         tmp_path,
     )
     assert code == 0 and err_q == "" and out_q == out

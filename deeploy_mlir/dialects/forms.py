@@ -48,6 +48,13 @@ def _ops(module: ModuleOp, cls: type) -> list[object]:
     return [o for o in module.walk() if isinstance(o, cls)]
 
 
+def _materialized_loops(module: ModuleOp) -> bool:
+    """Tile or stage loops of tiling-materialize (memory-regime's staging
+    copies around whole ops are not tile choices)."""
+    marks = ("tiling.tile_loop", "tiling.stage_loop")
+    return any(any(m in o.attributes for m in marks) for o in module.walk())
+
+
 def problems(module: ModuleOp, needs: tuple[str, ...]) -> str | None:
     """Why `module` is not in every form of `needs` (None: it is)."""
     tensors = tensor_form(module)
@@ -58,7 +65,7 @@ def problems(module: ModuleOp, needs: tuple[str, ...]) -> str | None:
             return "expects buffer-form IR (run training-bufferize first)"
         if need == UNPLANNED and _planned(module):
             return "must run before arena-plan"
-        if need == UNTILED and (_ops(module, TiledOp) or _ops(module, dma.CopyOp)):
+        if need == UNTILED and (_ops(module, TiledOp) or _materialized_loops(module)):
             return "expects IR without tile choices (run it once, before tiling-materialize)"
         if need == CHOSEN and not _ops(module, TiledOp):
             return "finds no tile choices (run tile-select first)"

@@ -136,6 +136,8 @@ def plan_exact(
         return g_off, g_size, True
     zc = z3.Context()
     opt = z3.Optimize(ctx=zc)
+    # Ctrl-C is Python's to handle (Z3's own handler would swallow it, or kill the process)
+    opt.set(ctrl_c=False)
     if rlimit:
         opt.set("rlimit", rlimit)
     size_of = {b.name: align_up(b.size, b.align) for b in live}

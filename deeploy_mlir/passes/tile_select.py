@@ -450,6 +450,8 @@ def solve_z3(
 
     zc = z3.Context()
     opt = z3.Optimize(ctx=zc)
+    # Ctrl-C is Python's to handle (Z3's own handler would swallow it, or kill the process)
+    opt.set(ctrl_c=False)
     if rlimit:
         opt.set("rlimit", rlimit)
     pick = [z3.Bool(f"c{i}", zc) for i in ids]

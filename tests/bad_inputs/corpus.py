@@ -789,7 +789,7 @@ for i, (pipe, err) in enumerate(
         (
             "arena-plan{bogus=1}",
             'Provided arguments ["bogus"] not found in expected arguments '
-            '["level", "strategy", "capacity"]',
+            '["level", "strategy", "capacity", "rlimit"]',
         ),
         ("arena-plan{", "Expected argument name here (pass-pipeline:1:12)"),
         (
@@ -901,7 +901,7 @@ case(
     "unknown_command",
     ["compile"],
     "deeploy-mlir: error: argument command: invalid choice: "
-    "'compile' (choose from 'lower', 'run', 'minimal-l1', 'report', 'board', 'test')",
+    "'compile' (choose from 'lower', 'run', 'minimal-l1', 'report', 'board', 'test', 'sweep')",
 )
 
 
