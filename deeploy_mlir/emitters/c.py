@@ -1055,7 +1055,7 @@ def write_project(project: Project, out: Path) -> None:
         tmp.mkdir(parents=True)
         for name, text in files.items():
             (tmp / name).write_text(text)
-        for sub in ("include", "kernels", "host"):
+        for sub in ("include", "kernels", "host", "gvsoc"):
             shutil.copytree(
                 rt / sub, tmp / "runtime" / sub, ignore=shutil.ignore_patterns("*.o", "*.so")
             )
