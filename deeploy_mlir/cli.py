@@ -226,11 +226,14 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("--keep", metavar="DIR", default=None, help="keep the generated project in DIR")
     ru.add_argument(
         "--on",
-        choices=("host", "qemu"),
+        choices=("host", "qemu", "gvsoc"),
         default="host",
         help="host: build with gcc against the PMSIS emulation (default); qemu: build for one "
-        "RV32IMF core and run under qemu-system-riscv32 (BENCH lines count instructions retired)",
+        "RV32IMF core and run under qemu-system-riscv32 (BENCH lines count instructions retired); "
+        "gvsoc: build for the 8-core PULP cluster and run on the GVSoC simulator (BENCH lines "
+        "count cycles; see docs/gvsoc.md)",
     )
+    _gvsoc_opts(ru)
     ml = sub.add_parser(
         "minimal-l1",
         help="the smallest L1 budget at which the model compiles, tiled and untiled",
@@ -259,6 +262,26 @@ def build_parser() -> argparse.ArgumentParser:
     bo.add_argument("--json", action="store_true", help="print the board as JSON")
     _test_parser(sub)
     return ap
+
+
+def _gvsoc_opts(p: argparse.ArgumentParser) -> None:
+    from deeploy_mlir.targets.gvsoc import DEFAULT_TIMEOUT, TARGETS
+
+    p.add_argument(
+        "--gvsoc-target",
+        choices=tuple(TARGETS),
+        default=None,
+        help="with --on gvsoc: the GVSoC model to run on (default: siracusa for --target "
+        "pulp-open)",
+    )
+    p.add_argument(
+        "--gvsoc-timeout",
+        type=_positive("--gvsoc-timeout"),
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"with --on gvsoc: wall-clock seconds before a run counts as hung (default "
+        f"{DEFAULT_TIMEOUT})",
+    )
 
 
 # --------------------------------------------------------------------------
@@ -405,6 +428,28 @@ def _floats(words: Sequence[str]) -> np.ndarray:
     return np.array([int(w, 16) for w in words], dtype=np.uint32).view(np.float32)
 
 
+def _gvsoc_check(args: argparse.Namespace) -> None:
+    """--on gvsoc: the GVSoC target and setup exist (before any compiling)."""
+    from deeploy_mlir.targets.gvsoc import find_setup, gvsoc_target
+
+    args.gvsoc_target = gvsoc_target(args.target, args.gvsoc_target)
+    args.gvsoc_setup = find_setup()
+
+
+def _gvsoc_no_l3(c: Compiled) -> None:
+    from deeploy_mlir.targets.gvsoc import check_no_l3
+
+    man = c.project.manifest()  # type: ignore[attr-defined]
+    check_no_l3({lv: int(m["arena_bytes"]) for lv, m in man["memory"].items()})
+
+
+def _gvsoc_build_and_run(args: argparse.Namespace, project_dir: Path) -> str:
+    from deeploy_mlir.targets.gvsoc import build, run
+
+    elf = build(project_dir, args.gvsoc_target, args.gvsoc_setup, args.l1_as_l2)
+    return run(elf, args.gvsoc_target, args.gvsoc_setup, args.gvsoc_timeout)
+
+
 def build_and_run(project_dir: Path, on: str = "host") -> str:
     """Build the project with its Makefile and run it; returns its stdout."""
     tools = {
@@ -474,12 +519,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     from deeploy_mlir.emitters.c import write_project
     from deeploy_mlir.interp.interpreter import loss_output_name
 
+    if args.on == "gvsoc":
+        _gvsoc_check(args)
     c = compile_model(args, need_data=True)
+    if args.on == "gvsoc":
+        _gvsoc_no_l3(c)
     loss_name = loss_output_name(c.model.module)  # type: ignore[attr-defined]
     with tempfile.TemporaryDirectory(prefix="deeploy-mlir-") as tmp:
         out = Path(args.keep) if args.keep else Path(tmp) / "project"
         write_project(c.project, out)  # type: ignore[arg-type]
-        stdout = build_and_run(out, args.on)
+        if args.on == "gvsoc":
+            stdout = _gvsoc_build_and_run(args, out)
+        else:
+            stdout = build_and_run(out, args.on)
     outs, params = parse_run_output(stdout)
     losses = [v[0] for v in outs.get(loss_name, [])] if loss_name else []
     for i, loss in enumerate(losses):
@@ -498,6 +550,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             doc["bench"] = {
                 "train_instret": bench["train"],
                 "optimizer_instret": bench["optimizer"],
+            }
+        elif args.on == "gvsoc":
+            bench = parse_bench(stdout)
+            doc["bench"] = {
+                "train_cycles": bench["train"],
+                "optimizer_cycles": bench["optimizer"],
             }
         Path(args.json).write_text(json.dumps(doc) + "\n")
     return 0
@@ -707,6 +765,14 @@ def _test_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         help="absolute tolerance per element (default 1e-4, as Deeploy's runner)",
     )
     te.add_argument("--keep", metavar="OUT", default=None, help="keep the generated project in OUT")
+    te.add_argument(
+        "--on",
+        choices=("host", "gvsoc"),
+        default="host",
+        help="host: the PMSIS emulation (default); gvsoc: the 8-core cluster on the GVSoC "
+        "simulator (docs/gvsoc.md)",
+    )
+    _gvsoc_opts(te)
 
 
 def cmd_test(args: argparse.Namespace) -> int:
@@ -724,14 +790,21 @@ def cmd_test(args: argparse.Namespace) -> int:
 
     args.model, args.feeds = str(folder.network), folder_feeds
     args.steps, args.accum = 1, 1
+    if args.on == "gvsoc":
+        _gvsoc_check(args)
     c = compile_model(args, need_data=True)
+    if args.on == "gvsoc":
+        _gvsoc_no_l3(c)
     if unread:
         print(f"note: inputs.npz arrays not read (beyond the graph's inputs): {', '.join(unread)}")
     sources = check_outputs(folder, c.model)  # type: ignore[arg-type]
     with tempfile.TemporaryDirectory(prefix="deeploy-mlir-") as tmp:
         out = Path(args.keep) if args.keep else Path(tmp) / "project"
         write_project(c.project, out)  # type: ignore[arg-type]
-        stdout = build_and_run(out, "host")
+        if args.on == "gvsoc":
+            stdout = _gvsoc_build_and_run(args, out)
+        else:
+            stdout = build_and_run(out, "host")
     outs, params = parse_run_output(stdout)
     got: dict[str, np.ndarray] = {}
     for src in sources:
