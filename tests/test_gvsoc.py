@@ -16,12 +16,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, ROOT, SHARED_MODELS, run_cli, training_args
+from conftest import EXAMPLES, ROOT, SHARED_MODELS, CliResult, run_cli, training_args
 
 #: tiled budgets (bytes of L1) per model: (single, double); each is checked to
 #: be below the untiled schedule's L1 arena (twice that when double buffered:
@@ -120,7 +122,7 @@ def test_deeploy_folder_on_gvsoc(folder: str) -> None:
 MLP = EXAMPLES / "mlp_small"
 
 
-def _one_line_error(r, *words: str) -> None:
+def _one_line_error(r: CliResult, *words: str) -> None:
     assert r.code == 2, r.err
     lines = r.err.strip().splitlines()
     assert len(lines) == 1, r.err
@@ -128,22 +130,12 @@ def _one_line_error(r, *words: str) -> None:
         assert w in lines[0], lines[0]
 
 
-def _run_mlp(*extra: str, env: dict[str, str] | None = None):
-    import subprocess
-    import sys
-
-    p = subprocess.run(
-        [sys.executable, "-m", "deeploy_mlir.cli", "run", str(MLP), *map(str, training_args(MLP))]
-        + ["--on", "gvsoc", *extra],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-
-    class R:
-        code, out, err = p.returncode, p.stdout, p.stderr
-
-    return R
+def _run_mlp(*extra: str, env: dict[str, str] | None = None) -> CliResult:
+    """`run mlp_small --on gvsoc` with `extra` options, in environment `env`."""
+    cmd = [sys.executable, "-m", "deeploy_mlir.cli", "run", str(MLP)]
+    cmd += [*map(str, training_args(MLP)), "--on", "gvsoc", *extra]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return CliResult(p.returncode, p.stdout, p.stderr)
 
 
 def test_gap9_has_no_gvsoc_model() -> None:

@@ -95,9 +95,7 @@ def gvsoc_target(target: str, requested: str | None) -> str:
     if requested is None:
         return DEFAULT_TARGET[target] or "siracusa"
     if requested not in TARGETS:
-        raise DeeployError(
-            f"--gvsoc-target must be one of {', '.join(TARGETS)}, not '{requested}'"
-        )
+        raise DeeployError(f"--gvsoc-target must be one of {', '.join(TARGETS)}, not '{requested}'")
     return requested
 
 
@@ -115,7 +113,9 @@ def _env(setup: Setup) -> dict[str, str]:
     env = dict(os.environ)
     env["PULP_RUNTIME_HOME"] = str(setup.pulp_runtime)
     lib = setup.gvsoc.parent.parent / "lib"
-    env["LD_LIBRARY_PATH"] = f"{lib}:{env['LD_LIBRARY_PATH']}" if env.get("LD_LIBRARY_PATH") else str(lib)
+    env["LD_LIBRARY_PATH"] = (
+        f"{lib}:{env['LD_LIBRARY_PATH']}" if env.get("LD_LIBRARY_PATH") else str(lib)
+    )
     env["PATH"] = f"{setup.gvsoc.parent}:{env.get('PATH', '')}"
     env["PYTHONUNBUFFERED"] = "1"
     return env
