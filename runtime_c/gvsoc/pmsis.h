@@ -105,6 +105,15 @@ void pi_cl_dma_cmd_2d(uint32_t ext, uint32_t loc, uint32_t size, uint32_t stride
 void pi_cl_dma_cmd_wait(pi_cl_dma_cmd_t *cmd);
 void pi_cl_dma_flush(void);
 
+/* deeploy-mlir only: defined by this layer (tests tell it from the host
+ * emulation's DM_HOST_EMULATION). */
+#define DM_GVSOC 1
+
+/* deeploy-mlir only, for tests: busy-wait loop iterations each cluster core
+ * spins after a fork wakes it and before it runs the entry (0 by default), to
+ * start a team's cores in a chosen order. */
+extern volatile uint32_t dm_gvsoc_fork_delay[8];
+
 /* deeploy-mlir only: the bytes left in the L2 and L1 heaps (largest free block). */
 uint32_t dm_gvsoc_l2_largest_free(void);
 uint32_t dm_gvsoc_l1_largest_free(void);

@@ -222,6 +222,13 @@ L1_DATA static volatile int dm_fork_quit;
 L1_DATA static volatile int dm_team_n;
 L1_DATA static volatile int dm_task_cores;
 
+volatile uint32_t dm_gvsoc_fork_delay[8];
+
+static inline void dm_fork_skew(uint32_t core)
+{
+    for (uint32_t i = dm_gvsoc_fork_delay[core]; i != 0u; i--) __asm__ __volatile__("nop");
+}
+
 void cluster_start(int cid, int (*entry)());
 int cluster_wait(int cid);
 void cluster_entry_stub(void);
@@ -256,7 +263,10 @@ void cluster_entry_stub(void)
         for (;;) {
             eu_evt_maskWaitAndClr(1u << DM_FORK_EVENT);
             if (dm_fork_quit) break;
-            if ((int)core < dm_fork_n) dm_fork_fn(dm_fork_arg);
+            if ((int)core < dm_fork_n) {
+                dm_fork_skew(core);
+                dm_fork_fn(dm_fork_arg);
+            }
             eu_bar_trig_wait_clr(eu_bar_addr(DM_BAR_ALL));
         }
     }
@@ -333,7 +343,9 @@ int pi_cluster_send_task_to_cl(struct pi_device *device, struct pi_cluster_task 
     (void)device;
     if (!dm_cluster_open) return -1;
     dm_pending = task;
+    /* poll now and then: fewer L2 accesses competing with the cluster's */
     while (dm_pending != NULL) {
+        for (int i = 0; i < 64; i++) __asm__ __volatile__("nop");
     }
     return 0;
 }
@@ -355,6 +367,7 @@ void pi_cl_team_fork(int nb_cores, void (*entry)(void *), void *arg)
     eu_bar_setup(eu_bar_addr(DM_BAR_TEAM), (1u << n) - 1u);
     __asm__ __volatile__("" : : : "memory");
     eu_evt_trig(eu_evt_trig_addr(DM_FORK_EVENT), ((1u << ARCHI_CLUSTER_NB_PE) - 1u) & ~1u);
+    dm_fork_skew(0);
     entry(arg);
     eu_bar_trig_wait_clr(eu_bar_addr(DM_BAR_ALL));
 }
