@@ -34,8 +34,8 @@ TILED_L1 = {
     "ds_cnn": (4096, 8192),
     "resnet8": (4096, 8192),
     "autoencoder": (2048, 4096),
-    "cct": (16384, 16384),
-    "cct_lora": (16384, 16384),
+    "cct": (8192, 16384),
+    "cct_lora": (8192, 16384),
 }
 MODES = ("untiled", "single", "double")
 ALL_CASES = [(m, mode) for m in TILED_L1 for mode in MODES]

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -189,17 +190,32 @@ def run(elf: Path, target: str, setup: Setup, timeout: float = DEFAULT_TIMEOUT) 
         cmd = [str(setup.gvsoc), f"--target={target}", "--binary", str(elf.resolve()), "run"]
         if shutil.which("stdbuf"):
             cmd = ["stdbuf", "-oL", "-eL", *cmd]
+        # its own process group: on a timeout the launcher and the simulator
+        # it started are killed together
+        proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=scratch,
+            env=_env(setup),
+            start_new_session=True,
+        )
         try:
-            r = subprocess.run(
-                cmd, capture_output=True, text=True, cwd=scratch, env=_env(setup), timeout=timeout
-            )
-        except subprocess.TimeoutExpired as e:
-            out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-            last = out.strip().splitlines()[-1:] or ["(no output)"]
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            stdout, _ = proc.communicate()
+            last = stdout.strip().splitlines()[-1:] or ["(no output)"]
             raise DeeployError(
                 f"GVSoC {target}: the program hung: no end after {timeout:g} s "
                 f"(last line: {last[0][:120]})"
             ) from None
+        except BaseException:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+        r = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
     text = r.stdout + r.stderr
     if r.returncode != 0 or "DONE" not in r.stdout.split():
         lines = [ln for ln in text.splitlines() if ln.strip()]
