@@ -177,7 +177,8 @@ def test_hang_stops_at_the_time_limit() -> None:
 
 def test_program_too_big_for_l2(tmp_path: Path) -> None:
     """A program whose L2 arena does not fit what the ELF leaves of siracusa's
-    L2 is refused after the build (the arena of a real build, enlarged)."""
+    L2 is refused after the build (the arena of a real build, enlarged), and
+    one whose code and data do not fit is refused at the link."""
     from deeploy_mlir.errors import DeeployError
     from deeploy_mlir.targets import gvsoc
 
@@ -190,3 +191,9 @@ def test_program_too_big_for_l2(tmp_path: Path) -> None:
     (keep / "manifest.json").write_text(json.dumps(man))
     with pytest.raises(DeeployError, match="does not fit GVSoC siracusa's L2"):
         gvsoc._check_fits(keep, elf, "siracusa", False)
+    # and 3 MB of data in the program: the linker's overflow, one line
+    harness = keep / "harness.c"
+    text = harness.read_text().replace("return dm_status;", "return dm_status + dm_big[0];")
+    harness.write_text("volatile char dm_big[3000000] = {1};\n" + text)
+    with pytest.raises(DeeployError, match="does not fit GVSoC siracusa's L2: the linker needs"):
+        gvsoc.build(keep, "siracusa", gvsoc.find_setup())
