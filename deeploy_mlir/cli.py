@@ -436,13 +436,6 @@ def _gvsoc_check(args: argparse.Namespace) -> None:
     args.gvsoc_setup = find_setup()
 
 
-def _gvsoc_no_l3(c: Compiled) -> None:
-    from deeploy_mlir.targets.gvsoc import check_no_l3
-
-    man = c.project.manifest()  # type: ignore[attr-defined]
-    check_no_l3({lv: int(m["arena_bytes"]) for lv, m in man["memory"].items()})
-
-
 def _gvsoc_build_and_run(args: argparse.Namespace, project_dir: Path) -> str:
     from deeploy_mlir.targets.gvsoc import build, run
 
@@ -522,8 +515,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.on == "gvsoc":
         _gvsoc_check(args)
     c = compile_model(args, need_data=True)
-    if args.on == "gvsoc":
-        _gvsoc_no_l3(c)
     loss_name = loss_output_name(c.model.module)  # type: ignore[attr-defined]
     with tempfile.TemporaryDirectory(prefix="deeploy-mlir-") as tmp:
         out = Path(args.keep) if args.keep else Path(tmp) / "project"
@@ -793,8 +784,6 @@ def cmd_test(args: argparse.Namespace) -> int:
     if args.on == "gvsoc":
         _gvsoc_check(args)
     c = compile_model(args, need_data=True)
-    if args.on == "gvsoc":
-        _gvsoc_no_l3(c)
     if unread:
         print(f"note: inputs.npz arrays not read (beyond the graph's inputs): {', '.join(unread)}")
     sources = check_outputs(folder, c.model)  # type: ignore[arg-type]

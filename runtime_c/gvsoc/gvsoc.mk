@@ -50,7 +50,7 @@ APP_FLAGS := -O2 -std=gnu11 -Wall -Wextra -Werror -fdata-sections -ffunction-sec
 
 PR_OBJS := $(addprefix $(OBJDIR)/pr/,$(addsuffix .o,$(basename $(PR_SRCS))))
 APP_OBJS := $(addprefix $(OBJDIR)/app/,$(addsuffix .o,$(basename $(APP_SRCS)))) \
-	$(OBJDIR)/rt/pmsis_gvsoc.o
+	$(OBJDIR)/rt/pmsis_gvsoc.o $(OBJDIR)/rt/ram_gvsoc.o
 
 .PHONY: all
 all: $(OUT)
@@ -67,6 +67,11 @@ $(OBJDIR)/rt/pmsis_gvsoc.o: $(GVSOC_RT)pmsis_gvsoc.c $(GVSOC_RT)pmsis.h
 	@mkdir -p $(dir $@)
 	$(RV32_CC) $(ARCH) $(subst -I$(PR),-isystem $(PR),$(PR_FLAGS)) -Wall -Wextra -Werror -Wno-unused-function \
 		-I$(GVSOC_RT) -c $< -o $@
+
+# L3 RAM (HyperRAM over the uDMA): plain C, the application's flags
+$(OBJDIR)/rt/ram_gvsoc.o: $(GVSOC_RT)ram_gvsoc.c $(GVSOC_RT)pmsis.h $(GVSOC_RT)bsp/ram.h
+	@mkdir -p $(dir $@)
+	$(RV32_CC) $(ARCH) $(APP_FLAGS) -c $< -o $@
 
 $(OBJDIR)/app/%.o: %.c
 	@mkdir -p $(dir $@)
