@@ -84,16 +84,59 @@ def _train_on_gvsoc(name: str, mode: str, tmp: Path) -> None:
     assert r.code == 0, r.err
     got = json.loads(out.read_text())
     ref = _reference(d)
-    np.testing.assert_allclose(got["losses"], ref["losses"], rtol=1e-4, err_msg="losses")
-    assert set(got["params"]) == set(ref["params"])
-    for k, want in ref["params"].items():
-        have = np.asarray(got["params"][k]).reshape(np.shape(want))
-        np.testing.assert_allclose(have, want, rtol=1e-4, atol=1e-6, err_msg=k)
+    _check_like_reference(d, got)
     bench = got["bench"]
     n = ref["steps"] * ref["accum"]
     assert len(bench["train_cycles"]) == n and len(bench["optimizer_cycles"]) == ref["steps"]
     # cycles of the cluster, not a count of calls: thousands per step at least
     assert min(bench["train_cycles"]) > 1000 and min(bench["optimizer_cycles"]) > 100
+
+
+#: L3 on the boards' HyperRAM (runtime_c/gvsoc/ram_gvsoc.c): (model, options);
+#: the first ones run in CI
+L3_CASES = [
+    ("mlp_small", ["--home", "L3"]),
+    ("mlp_small", ["--weights-in-l3", "--tiling", "tiled", "--l1", "1400"]),
+    ("ds_cnn", ["--home", "L3", "--l2", "64000", "--tiling", "tiled", "--l1", "8192"]),
+    ("mlp_wide", ["--weights-in-l3", "--buffering", "double-l3", "--l1", "8192"]),
+]
+L3_CI = 2
+
+
+def _check_like_reference(d: Path, got: dict) -> None:
+    ref = _reference(d)
+    np.testing.assert_allclose(got["losses"], ref["losses"], rtol=1e-4, err_msg="losses")
+    assert set(got["params"]) == set(ref["params"])
+    for k, want in ref["params"].items():
+        have = np.asarray(got["params"][k]).reshape(np.shape(want))
+        np.testing.assert_allclose(have, want, rtol=1e-4, atol=1e-6, err_msg=k)
+
+
+def _train_l3(name: str, opts: list[str], tmp: Path) -> None:
+    d = EXAMPLES / name
+    out, keep = tmp / "out.json", tmp / "p"
+    t0 = time.monotonic()
+    r = run_cli("run", d, *training_args(d), *opts, "--on", "gvsoc", "--json", out, "--keep", keep)
+    _record(f"{name} {' '.join(opts)}", time.monotonic() - t0)
+    assert r.code == 0, r.err
+    man = json.loads((keep / "manifest.json").read_text())
+    assert man["memory"]["L3"]["arena_bytes"] > 0, "the case must put buffers in L3"
+    _check_like_reference(d, json.loads(out.read_text()))
+
+
+@pytest.mark.parametrize(
+    ("name", "opts"), L3_CASES[:L3_CI], ids=[f"{n}-{'_'.join(o)}" for n, o in L3_CASES[:L3_CI]]
+)
+def test_trains_with_l3_on_gvsoc(name: str, opts: list[str], tmp_path: Path) -> None:
+    _train_l3(name, opts, tmp_path)
+
+
+@pytest.mark.gvsoc_full
+@pytest.mark.parametrize(
+    ("name", "opts"), L3_CASES[L3_CI:], ids=[f"{n}-{'_'.join(o)}" for n, o in L3_CASES[L3_CI:]]
+)
+def test_trains_with_l3_on_gvsoc_full(name: str, opts: list[str], tmp_path: Path) -> None:
+    _train_l3(name, opts, tmp_path)
 
 
 @pytest.mark.parametrize(("name", "mode"), CI_CASES, ids=[f"{n}-{m}" for n, m in CI_CASES])
@@ -142,11 +185,6 @@ def test_gap9_has_no_gvsoc_model() -> None:
     _one_line_error(_run_mlp("--target", "gap9"), "no GVSoC model of gap9")
 
 
-@pytest.mark.parametrize("opt", [["--home", "L3"], ["--weights-in-l3"]])
-def test_l3_is_refused_on_gvsoc(opt: list[str]) -> None:
-    _one_line_error(_run_mlp(*opt), "L3", "HyperRAM")
-
-
 def test_no_simulator(tmp_path: Path) -> None:
     env = dict(os.environ, GVSOC_HOME=str(tmp_path / "nowhere"))
     _one_line_error(_run_mlp(env=env), "no GVSoC simulator", "GVSOC_HOME")
@@ -190,6 +228,11 @@ def test_program_too_big_for_l2(tmp_path: Path) -> None:
     man["memory"]["L2"]["arena_bytes"] = 0x200000  # all of siracusa's L2
     (keep / "manifest.json").write_text(json.dumps(man))
     with pytest.raises(DeeployError, match="does not fit GVSoC siracusa's L2"):
+        gvsoc._check_fits(keep, elf, "siracusa", False)
+    man["memory"]["L2"]["arena_bytes"] = 1024
+    man["memory"]["L3"]["arena_bytes"] = 0x800000  # all of the HyperRAM
+    (keep / "manifest.json").write_text(json.dumps(man))
+    with pytest.raises(DeeployError, match="does not fit GVSoC siracusa's HyperRAM"):
         gvsoc._check_fits(keep, elf, "siracusa", False)
     # and 3 MB of data in the program: the linker's overflow, one line
     harness = keep / "harness.c"

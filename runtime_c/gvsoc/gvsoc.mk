@@ -22,10 +22,12 @@ ifeq ($(GVSOC_TARGET),siracusa)
 GVSOC_L2_END ?= 0x1C200000
 GVSOC_L1_SIZE ?= 0x40000
 CLUSTER_STACK_SIZE ?= 0x4000
+HYPER_DEFS := -DDM_HYPER_PERIPH=4 -DDM_HYPER_NB_CHANNELS=2
 else ifeq ($(GVSOC_TARGET),pulp-open)
 GVSOC_L2_END ?= 0x1C190000
 GVSOC_L1_SIZE ?= 0x10000
 CLUSTER_STACK_SIZE ?= 0x800
+HYPER_DEFS := -DDM_HYPER_PERIPH=8 -DDM_HYPER_NB_CHANNELS=8
 else
 $(error GVSOC_TARGET must be siracusa or pulp-open, not '$(GVSOC_TARGET)')
 endif
@@ -71,7 +73,7 @@ $(OBJDIR)/rt/pmsis_gvsoc.o: $(GVSOC_RT)pmsis_gvsoc.c $(GVSOC_RT)pmsis.h
 # L3 RAM (HyperRAM over the uDMA): plain C, the application's flags
 $(OBJDIR)/rt/ram_gvsoc.o: $(GVSOC_RT)ram_gvsoc.c $(GVSOC_RT)pmsis.h $(GVSOC_RT)bsp/ram.h
 	@mkdir -p $(dir $@)
-	$(RV32_CC) $(ARCH) $(APP_FLAGS) -c $< -o $@
+	$(RV32_CC) $(ARCH) $(APP_FLAGS) $(HYPER_DEFS) -c $< -o $@
 
 $(OBJDIR)/app/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -17,7 +17,7 @@
  *   top of L1 first); NULL when the request does not fit.
  * - pi_perf_*: PI_PERF_CYCLES (and PI_PERF_ACTIVE_CYCLES) count mcycle
  *   cycles between start and stop on the calling core.
- * There is no L3 RAM driver: bsp/ram.h does not exist here. */
+ * The L3 RAM API (bsp/ram.h) is ram_gvsoc.c, on the boards' HyperRAM. */
 #ifndef DM_GVSOC_PMSIS_H
 #define DM_GVSOC_PMSIS_H
 

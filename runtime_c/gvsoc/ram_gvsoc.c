@@ -1,6 +1,8 @@
 /* deeploy-mlir's PMSIS layer for GVSoC: L3 RAM copies on the HyperRAM behind
- * the uDMA HyperBus interface (udma hyper v3 as GVSoC models it: uDMA
- * peripheral 4, two transfer ids and a common register space). Each copy is
+ * the uDMA HyperBus interface (udma hyper v3 as GVSoC models it: from uDMA
+ * peripheral DM_HYPER_PERIPH on, one register space per transfer id, then a
+ * common one; siracusa: peripheral 4, 2 ids; pulp-open: peripheral 8, 8 ids;
+ * gvsoc.mk defines them for the target). Each copy is
  * programmed on transfer id 0 and polled until the interface is idle, from
  * whichever core calls it (FC or cluster core 0). */
 #include <string.h>
@@ -10,10 +12,12 @@
 #include "pmsis.h"
 
 #define DM_UDMA 0x1A102000u
-#define DM_HYPER_PERIPH 4u
-#define DM_HYPER_BASE (DM_UDMA + 0x80u + (DM_HYPER_PERIPH << 7))
+#if !defined(DM_HYPER_PERIPH) || !defined(DM_HYPER_NB_CHANNELS)
+#error "DM_HYPER_PERIPH and DM_HYPER_NB_CHANNELS must be defined (runtime_c/gvsoc/gvsoc.mk)"
+#endif
+#define DM_HYPER_BASE (DM_UDMA + 0x80u + ((uint32_t)DM_HYPER_PERIPH << 7))
 #define DM_HYPER_CH(id) (DM_HYPER_BASE + 0x80u * (id))
-#define DM_HYPER_COMMON (DM_HYPER_BASE + 0x80u * 2u)
+#define DM_HYPER_COMMON (DM_HYPER_BASE + 0x80u * (uint32_t)DM_HYPER_NB_CHANNELS)
 /* per transfer id */
 #define R_RX_SADDR 0x00u
 #define R_RX_SIZE 0x04u
@@ -57,7 +61,8 @@ void pi_hyperram_conf_init(struct pi_hyperram_conf *conf)
 int32_t pi_ram_open(struct pi_device *device)
 {
     (void)device;
-    wr(DM_UDMA, rd(DM_UDMA) | (7u << DM_HYPER_PERIPH)); /* clocks of the 3 hyper slots */
+    /* the clocks of the interface's uDMA slots */
+    wr(DM_UDMA, rd(DM_UDMA) | (((1u << (DM_HYPER_NB_CHANNELS + 1)) - 1u) << DM_HYPER_PERIPH));
     wr(DM_HYPER_COMMON + R_EN_LATENCY_ADD, 1u);
     wr(DM_HYPER_COMMON + R_MEM_SEL, 0u); /* chip select 0: the HyperRAM */
     wr(DM_HYPER_COMMON + R_T_CS_MAX, 0xffffffffu);
