@@ -151,6 +151,20 @@ def test_trains_like_onnxruntime_on_gvsoc_full(name: str, mode: str, tmp_path: P
 
 
 @pytest.mark.gvsoc_full
+def test_cct_on_gvsoc_pulp_open(tmp_path: Path) -> None:
+    """The other GVSoC model: 64 KiB of L1, 1 KiB stacks for cores 1-7 and 8 KiB
+    for the cluster controller (cct's RunTrainingNetwork frame is 4.3 KB)."""
+    d = EXAMPLES / "cct"
+    out = tmp_path / "out.json"
+    opts = ["--l1", "16384", "--on", "gvsoc", "--gvsoc-target", "pulp-open", "--json", out]
+    t0 = time.monotonic()
+    r = run_cli("run", d, *training_args(d), *opts)
+    _record("cct pulp-open", time.monotonic() - t0)
+    assert r.code == 0, r.err
+    _check_like_reference(d, json.loads(out.read_text()))
+
+
+@pytest.mark.gvsoc_full
 @pytest.mark.parametrize("folder", DEEPLOY_FOLDERS)
 def test_deeploy_folder_on_gvsoc(folder: str) -> None:
     t0 = time.monotonic()

@@ -30,10 +30,23 @@ RECORD = REPO / ".gvsoc.json"
 SHARED = REPO.parent / "shared" / "gvsoc"
 RV32_CC = "riscv64-unknown-elf-gcc"
 #: GVSoC targets: the end of L2 and the size of L1 runtime_c/gvsoc/gvsoc.mk
-#: links for (the models' memory maps), and each cluster core's stack
+#: links for (the models' memory maps), each cluster core's stack and the
+#: cluster controller's extra stack (gvsoc.mk's defaults)
 TARGETS = {
-    "siracusa": {"l2_end": 0x1C200000, "l1": 0x40000, "stack": 0x4000, "l3": 0x800000},
-    "pulp-open": {"l2_end": 0x1C190000, "l1": 0x10000, "stack": 0x800, "l3": 0x800000},
+    "siracusa": {
+        "l2_end": 0x1C200000,
+        "l1": 0x40000,
+        "stack": 0x4000,
+        "cc_extra": 0,
+        "l3": 0x800000,
+    },
+    "pulp-open": {
+        "l2_end": 0x1C190000,
+        "l1": 0x10000,
+        "stack": 0x400,
+        "cc_extra": 0x1C00,
+        "l3": 0x800000,
+    },
 }
 #: (l3: the board's HyperRAM, runtime_c/gvsoc/ram_gvsoc.c; 8 bytes stay unused)
 #: the GVSoC target of each deeploy-mlir --target (None: no model here)
@@ -171,11 +184,12 @@ def _check_fits(project_dir: Path, elf: Path, target: str, l1_as_l2: bool) -> No
             f"the L3 arena ({mem['L3']} bytes) does not fit GVSoC {target}'s HyperRAM "
             f"({t['l3']} bytes)"
         )
-    l1_free = t["l1"] - 0x400 - 8 * t["stack"]  # static L1 data is well under 1 KiB
+    # static L1 data is well under 1 KiB
+    l1_free = t["l1"] - 0x400 - 8 * t["stack"] - t["cc_extra"]
     if not l1_as_l2 and mem.get("L1", 0) > l1_free:
         raise DeeployError(
             f"the L1 arena ({mem['L1']} bytes) does not fit GVSoC {target}'s L1 next to the "
-            f"8 cluster stacks of {t['stack']} bytes: use --l1 {l1_free} or less"
+            f"cluster stacks ({8 * t['stack'] + t['cc_extra']} bytes): use --l1 {l1_free} or less"
         )
 
 

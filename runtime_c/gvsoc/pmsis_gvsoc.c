@@ -17,6 +17,12 @@
 #ifndef CLUSTER_STACK_SIZE
 #error "CLUSTER_STACK_SIZE must be defined (bytes per cluster core stack)"
 #endif
+/* bytes the cluster controller's (core 0's) stack has beyond CLUSTER_STACK_SIZE:
+ * crt0 gives core i the stack below cluster_stacks + (i + 1) * CLUSTER_STACK_SIZE,
+ * so core 0's grows down past cluster_stacks, into this reserve */
+#ifndef DM_CC_STACK_EXTRA
+#define DM_CC_STACK_EXTRA 0
+#endif
 
 /* ---- output and exit ---------------------------------------------------- */
 
@@ -171,7 +177,7 @@ static void dm_heaps_init(void)
     uint32_t l1_end = l1 + (uint32_t)&__l1_heap_size;
     uint32_t stacks = (l1_end - ARCHI_CLUSTER_NB_PE * CLUSTER_STACK_SIZE) & ~15u;
     cluster_stacks = (char *)stacks;
-    dm_heap_init(&dm_heap_l1, l1, stacks);
+    dm_heap_init(&dm_heap_l1, l1, stacks - DM_CC_STACK_EXTRA);
     dm_heap_init(&dm_heap_l2, (uint32_t)&__dm_l2_heap_start, (uint32_t)&__dm_l2_end);
     dm_heaps_ready = 1;
 }
