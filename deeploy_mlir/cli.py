@@ -429,9 +429,14 @@ def _floats(words: Sequence[str]) -> np.ndarray:
 
 
 def _gvsoc_check(args: argparse.Namespace) -> None:
-    """--on gvsoc: the GVSoC target and setup exist (before any compiling)."""
-    from deeploy_mlir.targets.gvsoc import find_setup, gvsoc_target
+    """--on gvsoc: the GVSoC target and setup exist (before any compiling);
+    otherwise no --gvsoc-* option was given."""
+    from deeploy_mlir.targets.gvsoc import DEFAULT_TIMEOUT, find_setup, gvsoc_target
 
+    if args.on != "gvsoc":
+        if args.gvsoc_target is not None or args.gvsoc_timeout != DEFAULT_TIMEOUT:
+            raise DeeployError("--gvsoc-target and --gvsoc-timeout need --on gvsoc")
+        return
     args.gvsoc_target = gvsoc_target(args.target, args.gvsoc_target)
     args.gvsoc_setup = find_setup()
 
@@ -512,8 +517,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from deeploy_mlir.emitters.c import write_project
     from deeploy_mlir.interp.interpreter import loss_output_name
 
-    if args.on == "gvsoc":
-        _gvsoc_check(args)
+    _gvsoc_check(args)
     c = compile_model(args, need_data=True)
     loss_name = loss_output_name(c.model.module)  # type: ignore[attr-defined]
     with tempfile.TemporaryDirectory(prefix="deeploy-mlir-") as tmp:
@@ -781,8 +785,7 @@ def cmd_test(args: argparse.Namespace) -> int:
 
     args.model, args.feeds = str(folder.network), folder_feeds
     args.steps, args.accum = 1, 1
-    if args.on == "gvsoc":
-        _gvsoc_check(args)
+    _gvsoc_check(args)
     c = compile_model(args, need_data=True)
     if unread:
         print(f"note: inputs.npz arrays not read (beyond the graph's inputs): {', '.join(unread)}")

@@ -195,6 +195,11 @@ def _run_mlp(*extra: str, env: dict[str, str] | None = None) -> CliResult:
     return CliResult(p.returncode, p.stdout, p.stderr)
 
 
+def test_gvsoc_options_need_on_gvsoc() -> None:
+    r = run_cli("run", MLP, *training_args(MLP), "--gvsoc-target", "siracusa")
+    _one_line_error(r, "--gvsoc-target", "--on gvsoc")
+
+
 def test_gap9_has_no_gvsoc_model() -> None:
     _one_line_error(_run_mlp("--target", "gap9"), "no GVSoC model of gap9")
 
