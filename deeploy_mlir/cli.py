@@ -332,11 +332,14 @@ def build_parser() -> argparse.ArgumentParser:
     _force(ru, "--keep DIR")
     ru.add_argument(
         "--on",
-        choices=("host", "qemu"),
+        choices=("host", "qemu", "gvsoc"),
         default="host",
         help="host: build with gcc against the PMSIS emulation (default); qemu: build for one "
-        "RV32IMF core and run under qemu-system-riscv32 (BENCH lines count instructions retired)",
+        "RV32IMF core and run under qemu-system-riscv32 (BENCH lines count instructions retired); "
+        "gvsoc: build for the 8-core PULP cluster and run on the GVSoC simulator (BENCH lines "
+        "count cycles; see docs/gvsoc.md)",
     )
+    _gvsoc_opts(ru)
     ml = sub.add_parser(
         "minimal-l1",
         help="the smallest L1 budget at which the model compiles, tiled and untiled",
@@ -382,6 +385,26 @@ def _version() -> str:
         return version("deeploy-mlir")
     except PackageNotFoundError:  # a checkout on PYTHONPATH, not installed
         return "0.1.0+source"
+
+
+def _gvsoc_opts(p: argparse.ArgumentParser) -> None:
+    from deeploy_mlir.targets.gvsoc import DEFAULT_TIMEOUT, TARGETS
+
+    p.add_argument(
+        "--gvsoc-target",
+        choices=tuple(TARGETS),
+        default=None,
+        help="with --on gvsoc: the GVSoC model to run on (default: siracusa for --target "
+        "pulp-open)",
+    )
+    p.add_argument(
+        "--gvsoc-timeout",
+        type=_positive("--gvsoc-timeout"),
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"with --on gvsoc: wall-clock seconds before a run counts as hung (default "
+        f"{DEFAULT_TIMEOUT})",
+    )
 
 
 # --------------------------------------------------------------------------
@@ -625,8 +648,34 @@ def _floats(words: Sequence[str]) -> np.ndarray:
     return np.array(bits, dtype=np.uint32).view(np.float32)
 
 
-def build_and_run(project_dir: Path, on: str = "host") -> str:
-    """Build the project with its Makefile and run it; returns its stdout."""
+def _gvsoc_check(args: argparse.Namespace) -> None:
+    """--on gvsoc: the GVSoC target and setup exist (before any compiling);
+    otherwise no --gvsoc-* option was given."""
+    from deeploy_mlir.targets.gvsoc import DEFAULT_TIMEOUT, find_setup, gvsoc_target
+
+    if args.on != "gvsoc":
+        if args.gvsoc_target is not None or args.gvsoc_timeout != DEFAULT_TIMEOUT:
+            raise DeeployError("--gvsoc-target and --gvsoc-timeout need --on gvsoc")
+        return
+    args.gvsoc_target = gvsoc_target(args.target, args.gvsoc_target)
+    args.gvsoc_setup = find_setup()
+
+
+def _gvsoc_build_and_run(args: argparse.Namespace, project_dir: Path) -> str:
+    from deeploy_mlir.targets.gvsoc import build, run
+
+    elf = build(project_dir, args.gvsoc_target, args.gvsoc_setup, args.l1_as_l2)
+    return run(elf, args.gvsoc_target, args.gvsoc_setup, args.gvsoc_timeout)
+
+
+def build_and_run(project_dir: Path, on: str = "host", target: str = "pulp-open") -> str:
+    """Build the project with its Makefile and run it; returns its stdout.
+    `gvsoc`: on the GVSoC model of `target` (docs/gvsoc.md), default limits."""
+    if on == "gvsoc":
+        from deeploy_mlir.targets import gvsoc
+
+        model, setup = gvsoc.gvsoc_target(target, None), gvsoc.find_setup()
+        return gvsoc.run(gvsoc.build(project_dir, model, setup), model, setup)
     tools = {
         "host": [os.environ.get("CC", "gcc")],
         "qemu": ["riscv64-unknown-elf-gcc", "qemu-system-riscv32"],
@@ -722,6 +771,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from deeploy_mlir.emitters.c import write_project_files
     from deeploy_mlir.interp.attrs import loss_output_name
 
+    _gvsoc_check(args)
     inputs = _inputs(args)
     keep = (
         check_dir_output(args.keep, "--keep", inputs, force=args.force)
@@ -737,7 +787,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     loss_name = loss_output_name(c.model.module)  # type: ignore[attr-defined]
     with _project_dir(keep, args.force) as out:
         write_project_files(c.project, out)  # type: ignore[arg-type]
-        stdout = build_and_run(out, args.on)
+        if args.on == "gvsoc":
+            stdout = _gvsoc_build_and_run(args, out)
+        else:
+            stdout = build_and_run(out, args.on)
         outs, params = parse_run_output(stdout)  # a run that did not finish keeps nothing
     losses = [v[0] for v in outs.get(loss_name, [])] if loss_name else []
     for i, loss in enumerate(losses):
@@ -756,6 +809,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             doc["bench"] = {
                 "train_instret": bench["train"],
                 "optimizer_instret": bench["optimizer"],
+            }
+        elif args.on == "gvsoc":
+            bench = parse_bench(stdout)
+            doc["bench"] = {
+                "train_cycles": bench["train"],
+                "optimizer_cycles": bench["optimizer"],
             }
         write_file(out_json, json.dumps(doc) + "\n")
     return 0
@@ -1028,6 +1087,14 @@ def _test_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         "as lower's -o OUT",
     )
     _force(te, "--keep OUT")
+    te.add_argument(
+        "--on",
+        choices=("host", "gvsoc"),
+        default="host",
+        help="host: the PMSIS emulation (default); gvsoc: the 8-core cluster on the GVSoC "
+        "simulator (docs/gvsoc.md)",
+    )
+    _gvsoc_opts(te)
 
 
 def cmd_test(args: argparse.Namespace) -> int:
@@ -1050,13 +1117,17 @@ def cmd_test(args: argparse.Namespace) -> int:
 
     args.model, args.feeds = str(folder.network), folder_feeds
     args.steps, args.accum = 1, 1
+    _gvsoc_check(args)
     c = compile_model(args, need_data=True)
     if unread:
         print(f"note: inputs.npz arrays not read (beyond the graph's inputs): {', '.join(unread)}")
     sources = check_outputs(folder, c.model)  # type: ignore[arg-type]
     with _project_dir(keep, args.force) as out:
         write_project_files(c.project, out)  # type: ignore[arg-type]
-        stdout = build_and_run(out, "host")
+        if args.on == "gvsoc":
+            stdout = _gvsoc_build_and_run(args, out)
+        else:
+            stdout = build_and_run(out, "host")
         outs, params = parse_run_output(stdout)
     got: dict[str, np.ndarray] = {}
     for src in sources:

@@ -171,7 +171,7 @@ def _measure(
 
         with tempfile.TemporaryDirectory(prefix="deeploy-mlir-sweep-") as tmp:
             write_project(project, Path(tmp) / "project")
-            stdout = cli.build_and_run(Path(tmp) / "project", on)
+            stdout = cli.build_and_run(Path(tmp) / "project", on, _target(board))
         bench = cli.parse_bench(stdout)
         out["measured_cycles"] = {
             "train": _mean(bench["train"]),

@@ -110,3 +110,27 @@ def fast_build(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--gvsoc-full",
+        action="store_true",
+        default=False,
+        help="also run the expensive GVSoC tests (tests marked gvsoc_full: every example x "
+        "untiled/single/double, Deeploy's folders); without it they are deselected",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "gvsoc_full: expensive GVSoC run, only with --gvsoc-full")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--gvsoc-full"):
+        return
+    keep = [it for it in items if it.get_closest_marker("gvsoc_full") is None]
+    dropped = [it for it in items if it.get_closest_marker("gvsoc_full") is not None]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep

@@ -1067,7 +1067,7 @@ def write_project_files(
     rt = runtime_dir()
     for name, text in files.items():
         (directory / name).write_text(text)
-    for sub in ("include", "kernels", "host"):
+    for sub in ("include", "kernels", "host", "gvsoc"):
         shutil.copytree(
             rt / sub, directory / "runtime" / sub, ignore=shutil.ignore_patterns("*.o", "*.so")
         )

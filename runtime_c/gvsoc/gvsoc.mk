@@ -1,0 +1,96 @@
+# deeploy-mlir: build a program for GVSoC (pulp-open or siracusa) with Debian's
+# riscv64-unknown-elf-gcc (RV32IMFC, hard float, picolibc), pulp-runtime's
+# crt0/init/link script and deeploy-mlir's PMSIS layer (runtime/gvsoc).
+#
+#   make -f runtime/gvsoc/gvsoc.mk APP_SRCS="a.c b.c" OUT=build/gvsoc/prog.elf \
+#        PULP_RUNTIME_HOME=/path/to/pulp-runtime GVSOC_TARGET=siracusa
+#
+# GVSOC_TARGET sets the memory sizes of the GVSoC model: L2 up to
+# 0x1C200000 (siracusa) or 0x1C190000 (pulp-open), L1 256 KiB (siracusa) or
+# 64 KiB (pulp-open). CLUSTER_STACK_SIZE is each cluster core's stack (bytes),
+# taken from the top of L1; the cluster controller (core 0) has CC_STACK_EXTRA
+# bytes more, below them.
+GVSOC_TARGET ?= siracusa
+APP_SRCS ?=
+APP_INCS ?=
+APP_DEFS ?=
+OUT ?= build/gvsoc/prog.elf
+GVSOC_RT ?= $(dir $(lastword $(MAKEFILE_LIST)))
+RV32_CC ?= riscv64-unknown-elf-gcc
+NUM_CORES ?= 8
+
+ifeq ($(GVSOC_TARGET),siracusa)
+GVSOC_L2_END ?= 0x1C200000
+GVSOC_L1_SIZE ?= 0x40000
+CLUSTER_STACK_SIZE ?= 0x4000
+CC_STACK_EXTRA ?= 0
+HYPER_DEFS := -DDM_HYPER_PERIPH=4 -DDM_HYPER_NB_CHANNELS=2
+else ifeq ($(GVSOC_TARGET),pulp-open)
+GVSOC_L2_END ?= 0x1C190000
+GVSOC_L1_SIZE ?= 0x10000
+CLUSTER_STACK_SIZE ?= 0x400
+CC_STACK_EXTRA ?= 0x1C00
+HYPER_DEFS := -DDM_HYPER_PERIPH=8 -DDM_HYPER_NB_CHANNELS=8
+else
+$(error GVSOC_TARGET must be siracusa or pulp-open, not '$(GVSOC_TARGET)')
+endif
+
+ifeq ($(PULP_RUNTIME_HOME),)
+$(error PULP_RUNTIME_HOME is not set: the pulp-runtime directory (see scripts/install-gvsoc.sh))
+endif
+PR := $(PULP_RUNTIME_HOME)
+
+OBJDIR := $(dir $(OUT))obj
+ARCH := -march=rv32imfc -mabi=ilp32f --specs=picolibc.specs
+# the runtime's own code: pulp-runtime's headers and defines
+PR_FLAGS := -O2 -std=gnu11 -DRV_ISA_RV32 -D__riscv__ -fdata-sections -ffunction-sections \
+	-include chips/pulp/config.h -I$(GVSOC_RT)shim -I$(PR)/include/chips/pulp -I$(PR)/include -I$(PR)/kernel \
+	-fno-jump-tables -fno-tree-loop-distribute-patterns -D__PLATFORM__=ARCHI_PLATFORM_GVSOC \
+	-DCONFIG_IO_UART=0 -DCLUSTER_STACK_SIZE=$(CLUSTER_STACK_SIZE) -DDM_CC_STACK_EXTRA=$(CC_STACK_EXTRA) -DNUM_CORES=$(NUM_CORES)
+PR_SRCS := kernel/fll-v1.c kernel/freq-domains.c kernel/chips/pulp/soc.c kernel/init.c \
+	kernel/irq.c kernel/soc_event.c kernel/crt0.S kernel/irq_asm.S
+# the application (emitted code, kernels): the project's warning flags
+APP_FLAGS := -O2 -std=gnu11 -Wall -Wextra -Werror -fdata-sections -ffunction-sections \
+	-I$(GVSOC_RT) $(APP_INCS) -DNUM_CORES=$(NUM_CORES) $(APP_DEFS)
+
+PR_OBJS := $(addprefix $(OBJDIR)/pr/,$(addsuffix .o,$(basename $(PR_SRCS))))
+APP_OBJS := $(addprefix $(OBJDIR)/app/,$(addsuffix .o,$(basename $(APP_SRCS)))) \
+	$(OBJDIR)/rt/pmsis_gvsoc.o $(OBJDIR)/rt/ram_gvsoc.o
+
+.PHONY: all
+all: $(OUT)
+
+$(OBJDIR)/pr/%.o: $(PR)/%.c
+	@mkdir -p $(dir $@)
+	$(RV32_CC) $(ARCH) $(PR_FLAGS) -c $< -o $@
+
+$(OBJDIR)/pr/%.o: $(PR)/%.S
+	@mkdir -p $(dir $@)
+	$(RV32_CC) $(ARCH) $(PR_FLAGS) -DLANGUAGE_ASSEMBLY -c $< -o $@
+
+$(OBJDIR)/rt/pmsis_gvsoc.o: $(GVSOC_RT)pmsis_gvsoc.c $(GVSOC_RT)pmsis.h
+	@mkdir -p $(dir $@)
+	$(RV32_CC) $(ARCH) $(subst -I$(PR),-isystem $(PR),$(PR_FLAGS)) -Wall -Wextra -Werror -Wno-unused-function \
+		-I$(GVSOC_RT) -c $< -o $@
+
+# L3 RAM (HyperRAM over the uDMA): plain C, the application's flags
+$(OBJDIR)/rt/ram_gvsoc.o: $(GVSOC_RT)ram_gvsoc.c $(GVSOC_RT)pmsis.h $(GVSOC_RT)bsp/ram.h
+	@mkdir -p $(dir $@)
+	$(RV32_CC) $(ARCH) $(APP_FLAGS) $(HYPER_DEFS) -c $< -o $@
+
+$(OBJDIR)/app/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(RV32_CC) $(ARCH) $(APP_FLAGS) -c $< -o $@
+
+# pulp-runtime's link script with the memory lengths of the GVSoC target
+$(OBJDIR)/link.ld: $(PR)/kernel/chips/pulp/link.ld
+	@mkdir -p $(dir $@)
+	sed -e 's/\(L2 *: *ORIGIN = 0x1c000004, LENGTH = \)0x0007fffc/\1$(GVSOC_L2_END) - 0x1c000004/' \
+	    -e 's/\(L1 *: *ORIGIN = 0x10000004, LENGTH = \)0x0000fffc/\1$(GVSOC_L1_SIZE) - 4/' \
+	    -e 's/^\( *\)__l2_shared_end = .*/&\n\1__dm_l2_heap_start = ADDR(.l2_data) + SIZEOF(.l2_data);/' $< > $@
+	grep -q '$(GVSOC_L2_END)' $@ && grep -q '$(GVSOC_L1_SIZE)' $@ && grep -q __dm_l2_heap_start $@ \
+		|| { echo "error: $<: unexpected memory layout" >&2; exit 1; }
+
+$(OUT): $(PR_OBJS) $(APP_OBJS) $(OBJDIR)/link.ld
+	$(RV32_CC) $(ARCH) -nostartfiles -Wl,--gc-sections -T $(OBJDIR)/link.ld \
+		-Wl,--defsym=__dm_l2_end=$(GVSOC_L2_END) $(APP_OBJS) $(PR_OBJS) -o $@ -lm -lc -lgcc

@@ -1,0 +1,121 @@
+/* deeploy-mlir's PMSIS layer for GVSoC (pulp-open, siracusa): the PMSIS calls
+ * that the kernels and the emitted code use, with pulp-sdk's names and
+ * signatures (rtos/pmsis/pmsis_api), implemented in pmsis_gvsoc.c over
+ * pulp-runtime (crt0, link script, event unit and mchan helpers).
+ *
+ * - pi_cluster_open boots the 8 cluster cores once; core 0 (the cluster
+ *   controller) runs each task sent by pi_cluster_send_task_to_cl, cores 1-7
+ *   wait in a dispatch loop until pi_cl_team_fork wakes them (software event)
+ *   and meet core 0 at the event unit's hardware barrier when done.
+ * - pi_cl_dma_*: the cluster DMA (mchan) as PULPOS drives it: one of the 16
+ *   transfer counters per command, freed by the wait on it; flush waits for
+ *   every transfer. A 1-D size must fit 16 bits, a 2-D size 17 bits and a
+ *   2-D row length and stride 16 bits: larger values stop the program with a
+ *   message (PULPOS truncates them silently).
+ * - pi_l2_malloc / pi_cl_l1_malloc: first-fit allocators over the heaps the
+ *   link script leaves in L2 and L1 (the cluster stacks are taken from the
+ *   top of L1 first); NULL when the request does not fit.
+ * - pi_perf_*: PI_PERF_CYCLES (and PI_PERF_ACTIVE_CYCLES) count mcycle
+ *   cycles between start and stop on the calling core.
+ * The L3 RAM API (bsp/ram.h) is ram_gvsoc.c, on the boards' HyperRAM. */
+#ifndef DM_GVSOC_PMSIS_H
+#define DM_GVSOC_PMSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef NUM_CORES
+#define NUM_CORES 8
+#endif
+
+struct pi_device_api;
+
+struct pi_device {
+    struct pi_device_api *api;
+    void *config;
+    void *data;
+};
+
+struct pi_cluster_conf {
+    int id;
+    void *heap_start;
+    uint32_t heap_size;
+    uint32_t cc_stack_size;
+};
+
+struct pi_cluster_task {
+    void (*entry)(void *);
+    void *arg;
+    void *stacks;
+    uint32_t stack_size;
+    uint32_t slave_stack_size;
+    int nb_cores; /* team size of the task's forks with nb_cores 0; 0: NUM_CORES */
+};
+
+typedef enum {
+    PI_PERF_ACTIVE_CYCLES = 0,
+    PI_PERF_INSTR = 1,
+    PI_PERF_CYCLES = 17,
+} pi_perf_event_e;
+
+/* cores and teams */
+uint32_t pi_core_id(void);
+uint32_t pi_cluster_id(void);
+int pi_cl_team_nb_cores(void);
+void pi_cl_team_fork(int nb_cores, void (*entry)(void *), void *arg);
+void pi_cl_team_barrier(void);
+
+/* memory */
+void *pi_l2_malloc(int size);
+void pi_l2_free(void *chunk, int size);
+void *pi_cl_l1_malloc(struct pi_device *device, uint32_t size);
+void pi_cl_l1_free(struct pi_device *device, void *chunk, int size);
+
+/* cluster */
+void pi_cluster_conf_init(struct pi_cluster_conf *conf);
+void pi_open_from_conf(struct pi_device *device, void *conf);
+int pi_cluster_open(struct pi_device *device);
+int pi_cluster_close(struct pi_device *device);
+struct pi_cluster_task *pi_cluster_task(struct pi_cluster_task *task, void (*entry)(void *),
+                                        void *arg);
+int pi_cluster_send_task_to_cl(struct pi_device *device, struct pi_cluster_task *task);
+
+/* performance counters (mcycle) */
+void pi_perf_conf(unsigned events);
+void pi_perf_reset(void);
+void pi_perf_start(void);
+void pi_perf_stop(void);
+unsigned int pi_perf_read(int id);
+
+/* cluster DMA (mchan), L2 <-> L1 */
+typedef enum {
+    PI_CL_DMA_DIR_LOC2EXT = 0, /* L1 -> L2 */
+    PI_CL_DMA_DIR_EXT2LOC = 1, /* L2 -> L1 */
+} pi_cl_dma_dir_e;
+
+typedef struct pi_cl_dma_cmd_s {
+    int id; /* the transfer counter of the latest transfer issued on it */
+    struct pi_cl_dma_cmd_s *next;
+} pi_cl_dma_cmd_t;
+
+void pi_cl_dma_cmd(uint32_t ext, uint32_t loc, uint32_t size, pi_cl_dma_dir_e dir,
+                   pi_cl_dma_cmd_t *cmd);
+void pi_cl_dma_cmd_2d(uint32_t ext, uint32_t loc, uint32_t size, uint32_t stride,
+                      uint32_t length, pi_cl_dma_dir_e dir, pi_cl_dma_cmd_t *cmd);
+void pi_cl_dma_cmd_wait(pi_cl_dma_cmd_t *cmd);
+void pi_cl_dma_flush(void);
+
+/* deeploy-mlir only: defined by this layer (tests tell it from the host
+ * emulation's DM_HOST_EMULATION). */
+#define DM_GVSOC 1
+
+/* deeploy-mlir only, for tests: busy-wait loop iterations each cluster core
+ * spins after a fork wakes it and before it runs the entry (0 by default), to
+ * start a team's cores in a chosen order. */
+extern volatile uint32_t dm_gvsoc_fork_delay[8];
+
+/* deeploy-mlir only: the bytes left in the L2 and L1 heaps (largest free block). */
+uint32_t dm_gvsoc_l2_largest_free(void);
+uint32_t dm_gvsoc_l1_largest_free(void);
+
+#endif

@@ -1,0 +1,243 @@
+"""runtime_c's kernels on GVSoC siracusa's 8-core cluster, in parallel: gemm
+(and the transposed forms its gradients use), conv2d and its input and weight
+gradients, on ragged sizes (no dimension a multiple of the team), at 1, 2, 3
+and 8 cores, each twice with the team's cores started in two different orders
+(runtime_c/gvsoc's dm_gvsoc_fork_delay: core i starts i*D, then (7-i)*D,
+busy-wait iterations late). Every run must give the bits of the host
+emulation's run of the same team size: a kernel that races (two cores
+writing one element, a core reading what another writes) gives bits that
+depend on the order. The output buffers start as a NaN pattern, so a
+skipped element shows.
+
+A second test checks the DMA: mlp_wide, tiled, trains on GVSoC single- and
+double-buffered with the same tiles, and the double-buffered steps take
+fewer cycles (transfers overlap compute)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+from conftest import EXAMPLES, run_cli, training_args
+
+from deeploy_mlir.targets import gvsoc
+
+ROOT = Path(__file__).resolve().parents[1]
+RT = ROOT / "runtime_c"
+RNG = np.random.default_rng(18)
+
+# gemm: Y[M,N] = A[M,K] @ B[K,N] (+ C); conv: NCHW, 3x3, pad 1, stride 1 / 2
+M, N, K = 13, 7, 9
+CB, CI, CH, CW, CO = 2, 3, 9, 7, 5
+
+
+def _floats(name: str, a: np.ndarray) -> str:
+    vals = ", ".join(f"{float(v)!r}f" for v in a.ravel())
+    return f"static float {name}[{a.size}] = {{{vals}}};\n"
+
+
+PROGRAM = r"""
+#include <stdio.h>
+#include <string.h>
+#include "pmsis.h"
+#include "dm_kernels.h"
+%(data)s
+static float Y[%(ysize)d];
+
+static void dump(const char *tag, int n, int order, const float *v, unsigned len)
+{
+    printf("R %%s %%d %%d", tag, n, order);
+    for (unsigned i = 0; i < len; i++) {
+        uint32_t u;
+        memcpy(&u, &v[i], 4);
+        printf(" %%08lx", (unsigned long)u);
+    }
+    printf("\n");
+}
+
+static void poison(void)
+{
+    uint32_t nan = 0x7fc0dead;
+    for (unsigned i = 0; i < %(ysize)du; i++) memcpy(&Y[i], &nan, 4);
+}
+
+static void run(void *arg)
+{
+    (void)arg;
+    static const int teams[4] = {1, 2, 3, 8};
+    for (int t = 0; t < 4; t++) {
+        for (int order = 0; order < 2; order++) {
+            int n = teams[t];
+#ifdef DM_GVSOC
+            for (int c = 0; c < 8; c++)
+                dm_gvsoc_fork_delay[c] = (uint32_t)(order == 0 ? c : 7 - c) * 97u;
+#endif
+            dm_gemm_args_t g = {0};
+            g.A = gA; g.B = gB; g.C = gC; g.Y = Y; g.M = %(M)d; g.N = %(N)d; g.K = %(K)d;
+            g.alpha = 1.0f; g.beta = 1.0f; g.c_stride_m = %(N)d; g.c_stride_n = 1;
+            poison(); pi_cl_team_fork(n, dm_gemm_fp32, &g);
+            dump("gemm", n, order, Y, %(M)d * %(N)d);
+            /* dB = A^T dY: A as [K,M] read transposed (here gA is [M,K]: K x N output) */
+            dm_gemm_args_t ga = {0};
+            ga.A = gA; ga.B = gB2; ga.C = NULL; ga.Y = Y; ga.M = %(K)d; ga.N = %(N)d; ga.K = %(M)d;
+            ga.trans_a = 1; ga.alpha = 1.0f; ga.beta = 0.0f;
+            poison(); pi_cl_team_fork(n, dm_gemm_fp32, &ga);
+            dump("gemm_ta", n, order, Y, %(K)d * %(N)d);
+            /* dA = dY B^T: B read transposed */
+            dm_gemm_args_t gb = {0};
+            gb.A = gB2; gb.B = gB; gb.C = NULL; gb.Y = Y; gb.M = %(M)d; gb.N = %(K)d; gb.K = %(N)d;
+            gb.trans_b = 1; gb.alpha = 1.0f; gb.beta = 0.0f;
+            poison(); pi_cl_team_fork(n, dm_gemm_fp32, &gb);
+            dump("gemm_tb", n, order, Y, %(M)d * %(K)d);
+            for (int s = 1; s <= 2; s++) {
+                unsigned oh = (%(CH)du - 1u) / (unsigned)s + 1u;
+                unsigned ow = (%(CW)du - 1u) / (unsigned)s + 1u;
+                dm_conv2d_args_t cv = {0};
+                cv.X = cX; cv.W = cWt; cv.B = cBias; cv.Y = Y;
+                cv.batch = %(CB)d; cv.in_ch = %(CI)d; cv.in_h = %(CH)d; cv.in_w = %(CW)d;
+                cv.out_ch = %(CO)d; cv.k_h = 3; cv.k_w = 3; cv.out_h = oh; cv.out_w = ow;
+                cv.groups = 1; cv.stride_h = (uint32_t)s; cv.stride_w = (uint32_t)s;
+                cv.dil_h = 1; cv.dil_w = 1; cv.pad_top = 1; cv.pad_left = 1;
+                poison(); pi_cl_team_fork(n, dm_conv2d_fp32, &cv);
+                dump(s == 1 ? "conv_s1" : "conv_s2", n, order, Y, %(CB)du * %(CO)du * oh * ow);
+                dm_conv2d_grad_args_t gr = {0};
+                gr.dY = cdY; gr.X = cX; gr.W = cWt; gr.dX = Y; gr.dW = NULL; gr.dB = NULL;
+                gr.batch = %(CB)d; gr.in_ch = %(CI)d; gr.in_h = %(CH)d; gr.in_w = %(CW)d;
+                gr.out_ch = %(CO)d; gr.k_h = 3; gr.k_w = 3; gr.out_h = oh; gr.out_w = ow;
+                gr.groups = 1; gr.stride_h = (uint32_t)s; gr.stride_w = (uint32_t)s;
+                gr.dil_h = 1; gr.dil_w = 1; gr.pad_top = 1; gr.pad_left = 1;
+                poison(); pi_cl_team_fork(n, dm_conv2d_grad_input_fp32, &gr);
+                dump(s == 1 ? "conv_dx_s1" : "conv_dx_s2", n, order, Y,
+                     %(CB)d * %(CI)d * %(CH)d * %(CW)d);
+                gr.dX = NULL; gr.dW = Y; gr.dB = &Y[%(CO)d * %(CI)d * 9];
+                poison(); pi_cl_team_fork(n, dm_conv2d_grad_weight_fp32, &gr);
+                dump(s == 1 ? "conv_dw_s1" : "conv_dw_s2", n, order, Y,
+                     %(CO)d * %(CI)d * 9 + %(CO)d);
+            }
+        }
+    }
+    printf("DONE\n");
+}
+
+int main(void)
+{
+    struct pi_device cluster;
+    struct pi_cluster_conf conf;
+    struct pi_cluster_task task;
+    pi_cluster_conf_init(&conf);
+    pi_open_from_conf(&cluster, &conf);
+    if (pi_cluster_open(&cluster) != 0) return 1;
+    pi_cluster_send_task_to_cl(&cluster, pi_cluster_task(&task, run, NULL));
+    pi_cluster_close(&cluster);
+    return 0;
+}
+"""
+
+
+def _program() -> str:
+    ohw = CH * CW  # stride 1 output is the largest
+    data = "".join(
+        [
+            _floats("gA", RNG.standard_normal((M, K)).astype(np.float32)),
+            _floats("gB", RNG.standard_normal((K, N)).astype(np.float32)),
+            _floats("gC", RNG.standard_normal((M, N)).astype(np.float32)),
+            _floats("gB2", RNG.standard_normal((M, N)).astype(np.float32)),
+            _floats("cX", RNG.standard_normal((CB, CI, CH, CW)).astype(np.float32)),
+            _floats("cWt", RNG.standard_normal((CO, CI, 3, 3)).astype(np.float32)),
+            _floats("cBias", RNG.standard_normal(CO).astype(np.float32)),
+            _floats("cdY", RNG.standard_normal((CB, CO, CH, CW)).astype(np.float32)),
+        ]
+    )
+    ysize = max(M * N, K * N, M * K, CB * CO * ohw, CB * CI * CH * CW, CO * CI * 9 + CO)
+    return PROGRAM % {
+        "data": data,
+        "ysize": ysize,
+        "M": M,
+        "N": N,
+        "K": K,
+        "CB": CB,
+        "CI": CI,
+        "CH": CH,
+        "CW": CW,
+        "CO": CO,
+    }
+
+
+def _results(text: str) -> dict[tuple[str, int, int], list[str]]:
+    out = {}
+    for line in text.splitlines():
+        p = line.split()
+        if p[:1] == ["R"]:
+            out[(p[1], int(p[2]), int(p[3]))] = p[4:]
+    return out
+
+
+def test_kernels_parallel_same_bits_as_host_no_race(tmp_path: Path) -> None:
+    (tmp_path / "k.c").write_text(_program())
+    (tmp_path / "runtime").symlink_to(RT)
+    kernels = sorted(str(p.relative_to(RT.parent).as_posix()) for p in RT.glob("kernels/*.c"))
+    kernels = [k.replace("runtime_c/", "runtime/") for k in kernels]
+    # host emulation: the team's cores run in turn
+    host = subprocess.run(
+        [
+            *("gcc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-Iruntime/include"),
+            *("-Iruntime/host", "k.c", *kernels, "runtime/host/pmsis_host.c", "-o", "k", "-lm"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert host.returncode == 0, host.stderr
+    hr = subprocess.run([str(tmp_path / "k")], capture_output=True, text=True, check=True)
+    want = _results(hr.stdout)
+    assert len(want) == 4 * 2 * 9
+    setup = gvsoc.find_setup()
+    b = subprocess.run(
+        [
+            *("make", "-s", "-f", "runtime/gvsoc/gvsoc.mk", "APP_SRCS=k.c " + " ".join(kernels)),
+            *("APP_INCS=-Iruntime/include", "OUT=build/k.elf"),
+            f"PULP_RUNTIME_HOME={setup.pulp_runtime}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert b.returncode == 0, b.stdout + b.stderr
+    text = gvsoc.run(tmp_path / "build" / "k.elf", "siracusa", setup, timeout=600)
+    got = _results(text)
+    assert set(got) == set(want)
+    for key, bits in want.items():
+        assert "7fc0dead" not in bits, f"{key}: the host run left an element unwritten"
+        assert got[key] == bits, f"{key}: GVSoC's bits differ from the host emulation's"
+    # the orders and team sizes give one result per kernel (the kernels do not
+    # split a sum across cores)
+    for kernel in {k for k, _, _ in want}:
+        runs = {tuple(v) for (k, _, _), v in got.items() if k == kernel}
+        assert len(runs) == 1, f"{kernel}: results differ across team sizes or start orders"
+
+
+def _cycles_and_tiles(tmp: Path, buffering: str, l1: int) -> tuple[int, list[tuple[str, int]]]:
+    d = EXAMPLES / "mlp_wide"
+    out, keep = tmp / f"{buffering}.json", tmp / buffering
+    opts = ["--tiling", "tiled", "--buffering", buffering, "--l1", str(l1)]
+    r = run_cli("run", d, *training_args(d), *opts, "--on", "gvsoc", "--json", out, "--keep", keep)
+    assert r.code == 0, r.err
+    man = json.loads((keep / "manifest.json").read_text())
+    # the tiles: each L1 buffer's name and bytes (a double-buffered ring holds
+    # two tiles: name_ring, twice the bytes)
+    tiles = []
+    for b in man["buffers"]:
+        if b["level"] == "L1":
+            ring = b["name"].endswith("_ring")
+            tiles.append((b["name"].removesuffix("_ring"), b["bytes"] // (2 if ring else 1)))
+    return sum(json.loads(out.read_text())["bench"]["train_cycles"]), sorted(tiles)
+
+
+def test_double_buffering_overlaps_dma_on_gvsoc(tmp_path: Path) -> None:
+    single, tiles_s = _cycles_and_tiles(tmp_path, "single", 4096)
+    double, tiles_d = _cycles_and_tiles(tmp_path, "double", 8192)
+    print(f"mlp_wide train cycles: single {single}, double {double}")
+    assert tiles_s == tiles_d, "the two runs must use the same tiles"
+    assert double < single

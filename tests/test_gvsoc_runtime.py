@@ -1,0 +1,147 @@
+"""runtime_c/gvsoc's PMSIS calls on GVSoC siracusa, one program: the L1 and L2
+allocators (a request larger than the heap gets NULL, frees merge back into
+the largest block), 16 cluster-DMA transfers in flight at once on 16
+commands (mchan's 16 transfer counters), a 2-D transfer, the cycle counter,
+a fork's team size, and a 1-D transfer too large for mchan's 16-bit size,
+which stops the program with a `dm-gvsoc:` line (PULPOS would truncate it)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from deeploy_mlir.targets import gvsoc
+
+RT = Path(__file__).resolve().parents[1] / "runtime_c"
+
+PROGRAM = r"""
+#include <stdio.h>
+#include <string.h>
+#include "pmsis.h"
+
+#define CHUNK 256
+static uint8_t *l2_src, *l2_dst, *l1_buf;
+static volatile int team_seen[8];
+
+static void note_team(void *arg)
+{
+    (void)arg;
+    team_seen[pi_core_id()] = pi_cl_team_nb_cores();
+}
+
+static void task(void *arg)
+{
+    (void)arg;
+    pi_cl_dma_cmd_t cmds[16];
+    for (int i = 0; i < 16; i++)
+        pi_cl_dma_cmd((uint32_t)(l2_src + i * CHUNK), (uint32_t)(l1_buf + i * CHUNK), CHUNK,
+                      PI_CL_DMA_DIR_EXT2LOC, &cmds[i]);
+    for (int i = 15; i >= 0; i--) pi_cl_dma_cmd_wait(&cmds[i]);
+    int bad = 0;
+    for (int i = 0; i < 16 * CHUNK; i++) bad += l1_buf[i] != (uint8_t)(i * 7 + 1);
+    printf("dma16 bad=%d\n", bad);
+    /* 2-D out: 16 rows of 128 bytes, every 256 bytes in L2 */
+    pi_cl_dma_cmd_2d((uint32_t)l2_dst, (uint32_t)l1_buf, 16 * 128, 256, 128,
+                     PI_CL_DMA_DIR_LOC2EXT, &cmds[0]);
+    pi_cl_dma_cmd_wait(&cmds[0]);
+    bad = 0;
+    for (int r = 0; r < 16; r++)
+        for (int c = 0; c < 128; c++) bad += l2_dst[r * 256 + c] != l1_buf[r * 128 + c];
+    printf("dma2d bad=%d\n", bad);
+    pi_perf_conf(1u << PI_PERF_CYCLES);
+    pi_perf_reset();
+    pi_perf_start();
+    for (volatile int i = 0; i < 1000; i++) {
+    }
+    pi_perf_stop();
+    unsigned a = pi_perf_read(PI_PERF_CYCLES);
+    pi_perf_start();
+    for (volatile int i = 0; i < 1000; i++) {
+    }
+    pi_perf_stop();
+    unsigned b = pi_perf_read(PI_PERF_CYCLES);
+    printf("perf a=%u b=%u\n", a, b);
+    pi_cl_team_fork(3, note_team, NULL);
+    printf("team %d %d %d %d nb=%d\n", team_seen[0], team_seen[1], team_seen[2], team_seen[3],
+           pi_cl_team_nb_cores());
+    printf("oversize\n");
+    pi_cl_dma_cmd((uint32_t)l2_src, (uint32_t)l1_buf, 65536u, PI_CL_DMA_DIR_EXT2LOC, &cmds[0]);
+    printf("not reached\n");
+}
+
+int main(void)
+{
+    struct pi_device cluster;
+    struct pi_cluster_conf conf;
+    struct pi_cluster_task t;
+    pi_cluster_conf_init(&conf);
+    pi_open_from_conf(&cluster, &conf);
+    pi_cluster_open(&cluster);
+    uint32_t l1 = dm_gvsoc_l1_largest_free(), l2 = dm_gvsoc_l2_largest_free();
+    void *a = pi_cl_l1_malloc(&cluster, l1);
+    void *b = pi_cl_l1_malloc(&cluster, 8);
+    pi_cl_l1_free(&cluster, a, (int)l1);
+    void *c = pi_cl_l1_malloc(&cluster, l1);
+    printf("l1 largest=%lu full=%d null=%d again=%d\n", (unsigned long)l1, a != NULL, b == NULL,
+           c == a);
+    pi_cl_l1_free(&cluster, c, (int)l1);
+    void *x = pi_l2_malloc(64), *y = pi_l2_malloc(64), *z = pi_l2_malloc(64);
+    pi_l2_free(x, 64);
+    pi_l2_free(z, 64);
+    pi_l2_free(y, 64);
+    void *big = pi_l2_malloc((int)l2 + 8);
+    printf("l2 largest=%lu merged=%d null=%d\n", (unsigned long)l2,
+           dm_gvsoc_l2_largest_free() == l2, big == NULL);
+    /* the whole L2 heap is memory of the model: its last word too */
+    volatile uint32_t *all = pi_l2_malloc((int)l2);
+    all[0] = 0x12345678u;
+    all[l2 / 4u - 1u] = 0x9abcdef0u;
+    printf("l2 ends ok=%d\n", all[0] == 0x12345678u && all[l2 / 4u - 1u] == 0x9abcdef0u);
+    pi_l2_free((void *)all, (int)l2);
+    l2_src = pi_l2_malloc(16 * CHUNK);
+    l2_dst = pi_l2_malloc(16 * 256);
+    l1_buf = pi_cl_l1_malloc(&cluster, 16 * CHUNK);
+    for (int i = 0; i < 16 * CHUNK; i++) l2_src[i] = (uint8_t)(i * 7 + 1);
+    pi_cluster_send_task_to_cl(&cluster, pi_cluster_task(&t, task, NULL));
+    pi_cluster_close(&cluster);
+    return 0;
+}
+"""
+
+
+def test_runtime_calls_on_gvsoc(tmp_path: Path) -> None:
+    (tmp_path / "r.c").write_text(PROGRAM)
+    (tmp_path / "runtime").symlink_to(RT)
+    setup = gvsoc.find_setup()
+    b = subprocess.run(
+        [
+            *("make", "-s", "-f", "runtime/gvsoc/gvsoc.mk", "APP_SRCS=r.c", "OUT=build/r.elf"),
+            f"PULP_RUNTIME_HOME={setup.pulp_runtime}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert b.returncode == 0, b.stdout + b.stderr
+    with pytest.raises(RuntimeError) as e:
+        gvsoc.run(tmp_path / "build" / "r.elf", "siracusa", setup, timeout=300)
+    out = str(e.value)
+    # the first line of the error names the stop, the rest is the program's output
+    assert "dm-gvsoc: pi_cl_dma_cmd: size does not fit 16 bits (65536)" in out.splitlines()[0]
+    assert "not reached" not in out
+    m = re.search(r"l1 largest=(\d+) full=1 null=1 again=1", out)
+    assert m, out
+    # siracusa's 256 KiB L1 less 8 stacks of 16 KiB and the static L1 data
+    assert 120_000 < int(m.group(1)) <= 128 * 1024
+    m = re.search(r"l2 largest=(\d+) merged=1 null=1", out)
+    assert m and int(m.group(1)) > 1_500_000, out
+    assert "l2 ends ok=1" in out
+    assert "dma16 bad=0" in out and "dma2d bad=0" in out
+    m = re.search(r"perf a=(\d+) b=(\d+)", out)
+    assert m, out
+    a, b2 = int(m.group(1)), int(m.group(2))
+    assert a > 1000 and 1.5 * a < b2 < 2.5 * a  # two equal loops accumulate
+    assert "team 3 3 3 0 nb=3" in out
