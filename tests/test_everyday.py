@@ -248,8 +248,8 @@ def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
     r = run_cli("report", WIDE, "--json", "--l1", "2048")
     assert r.code == 0 and r.err == ""
     json.loads(r.out)
-    r = run_cli("run", MLP, "--data", MLP / "data.npz", "--steps", "2", "--accum", "2")
-    assert r.code == 0 and r.err == "" and len(r.out.splitlines()) == 4
+    r = run_cli("run", MLP, "--data", MLP / "data.npz", "--steps", "5", "--accum", "2")
+    assert r.code == 0 and r.err == "" and len(r.out.splitlines()) == 10
 
 
 def _under_pty(args: list[str], cwd: Path) -> tuple[int, str, str]:

@@ -274,7 +274,9 @@ def test_report_json_plot_and_a_board_that_cannot_hold_resident(tmp_path: Path) 
     board_file = tmp_path / "small.yaml"
     import yaml
 
-    board_file.write_text(yaml.safe_dump(edited(siracusa(), {"levels.L2": l2})))
+    # a board's L1 may not be larger than its L2
+    l1 = min(siracusa()["levels"]["L1"], l2)
+    board_file.write_text(yaml.safe_dump(edited(siracusa(), {"levels.L2": l2, "levels.L1": l1})))
     png = tmp_path / "cycles.png"
     r = run_cli("report", d, "--board", board_file, "--json", "--plot", png)
     assert r.code == 0, r.err

@@ -9,7 +9,7 @@ what it needs (`deeploy-mlir --pass-pipeline` and `deeploy-opt` alike).
 
 from __future__ import annotations
 
-from xdsl.dialects import func
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from deeploy_mlir.dialects import dma
@@ -25,6 +25,9 @@ CHOSEN = "chosen"  # tile-select ran, tiling-materialize not yet
 MATERIALIZED = "materialized"  # no tiling.tiled left (tiling-materialize ran, if tile-select did)
 COPIES = "copies"  # tile copies exist (tiling-materialize ran)
 UNDECOMPOSED = "undecomposed"  # no copy has an engine yet (dma-decompose not run)
+
+#: the loops tiling-materialize writes (its TILE_LOOP and STAGE_LOOP markers)
+TILE_LOOPS = ("tiling.tile_loop", "tiling.stage_loop")
 
 
 def tensor_form(module: ModuleOp) -> bool:
@@ -48,11 +51,16 @@ def _ops(module: ModuleOp, cls: type) -> list[object]:
     return [o for o in module.walk() if isinstance(o, cls)]
 
 
-def _materialized_loops(module: ModuleOp) -> bool:
-    """Tile or stage loops of tiling-materialize (memory-regime's staging
-    copies around whole ops are not tile choices)."""
-    marks = ("tiling.tile_loop", "tiling.stage_loop")
-    return any(any(m in o.attributes for m in marks) for o in module.walk())
+def _materialized(module: ModuleOp) -> bool:
+    """tiling-materialize ran: tile or stage loops, or copies to or from L1
+    (an op of one tile has no loop). memory-home and memory-regime stage whole
+    tensors with L3 <-> L2 copies: those do not count."""
+    for o in module.walk():
+        if isinstance(o, scf.ForOp) and any(k in o.attributes for k in TILE_LOOPS):
+            return True
+        if isinstance(o, dma.CopyOp) and "L1" in o.hop:
+            return True
+    return False
 
 
 def problems(module: ModuleOp, needs: tuple[str, ...]) -> str | None:
@@ -65,13 +73,13 @@ def problems(module: ModuleOp, needs: tuple[str, ...]) -> str | None:
             return "expects buffer-form IR (run training-bufferize first)"
         if need == UNPLANNED and _planned(module):
             return "must run before arena-plan"
-        if need == UNTILED and (_ops(module, TiledOp) or _materialized_loops(module)):
+        if need == UNTILED and (_ops(module, TiledOp) or _materialized(module)):
             return "expects IR without tile choices (run it once, before tiling-materialize)"
         if need == CHOSEN and not _ops(module, TiledOp):
             return "finds no tile choices (run tile-select first)"
         if need == MATERIALIZED and _ops(module, TiledOp):
             return "finds tile choices not yet materialized (run tiling-materialize first)"
-        if need == COPIES and not _ops(module, dma.CopyOp):
+        if need == COPIES and not _materialized(module):
             return "finds no tile copies (run tile-select and tiling-materialize first)"
         if need == UNDECOMPOSED and any(
             c.engine is not None for c in _ops(module, dma.CopyOp) if isinstance(c, dma.CopyOp)

@@ -238,7 +238,7 @@ def load_board(name_or_path: str) -> Board:
                 f"unknown board '{name_or_path}' (available: {', '.join(available_boards())})"
             )
     where = str(path) if "/" in name_or_path else path.name
-    if path.exists() and not path.is_file():  # a directory, a device (/dev/zero never ends)
+    if path.exists() and not path.is_file() and not path.is_dir():  # /dev/zero never ends
         raise DeeployError(f"board '{where}': cannot read it (not a regular file)")
     try:
         text = path.read_text(encoding="utf-8")

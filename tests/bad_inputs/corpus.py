@@ -2070,7 +2070,7 @@ case(
 case(
     "board_directory",
     ["board", "{d}/"],
-    "board '{d}': cannot read it (not a regular file)",
+    "board '{d}': cannot read it (Is a directory)",
 )
 case(
     "board_nested_too_deeply",
