@@ -3,10 +3,12 @@
 A schedule is what the cluster issues, in order:
 
 - `Transfer(engine, bytes, token)` queues a copy on the engine's FIFO. Issuing
-  costs the cluster 0 cycles. The copy starts when the engine is free and not
-  before it was issued, and takes `setup + ceil(bytes / bandwidth)` cycles.
+  costs the cluster the engine's `issue` cycles (programming it; 0 unless the
+  board says). The copy starts when the engine is free and not before it was
+  issued, and takes `setup + ceil(bytes / bandwidth)` cycles.
 - `Compute(family, macs)` runs on the whole cluster from the current cluster
-  time for `ceil(macs / (macs_per_cycle_per_core * cores))` cycles.
+  time for `call + ceil(macs / (macs_per_cycle_per_core * cores))` cycles
+  (`call`: the family's fixed cycles per kernel call, fork and barrier).
 - `Wait(token)` advances the cluster time to the end of every transfer issued
   on `token` so far.
 
@@ -85,8 +87,9 @@ def compute_cycles(board: Board, family: str, macs: int) -> int:
         )
     if macs < 0:
         raise ValueError(f"compute of family '{family}' with {macs} MACs: must be >= 0")
-    per_cycle = exact(board.kernels[family].macs_per_cycle_per_core) * board.cores
-    return math.ceil(macs / per_cycle)
+    k = board.kernels[family]
+    per_cycle = exact(k.macs_per_cycle_per_core) * board.cores
+    return k.call + math.ceil(macs / per_cycle)
 
 
 class Simulator:
@@ -116,6 +119,8 @@ class Simulator:
                 )
             cycles = transfer_cycles(self.board.engines[engine], nbytes)
             self._transfer[(engine, nbytes)] = cycles
+        # the cluster programs the engine before the copy starts
+        self.now += self.board.engines[engine].issue
         end = max(self.free[engine], self.now) + cycles
         self.free[engine] = end
         self.busy[engine] += cycles

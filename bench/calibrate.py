@@ -1,0 +1,246 @@
+"""Calibrate the siracusa board (deeploy_mlir/targets/boards/siracusa.yaml)
+against GVSoC siracusa, and write the numbers into it.
+
+    python bench/calibrate.py            # measure, print, write the board
+    python bench/calibrate.py --dry-run  # measure and print only
+
+What it measures (bench/gvsoc_probe.py's programs; about a minute):
+
+* the cluster DMA (mchan), 1-D and 2-D (256-byte rows), L2->L1 and L1->L2,
+  256 to 16,384 bytes: cycles from issuing one command to the end of its
+  wait, fitted as setup + bytes / bandwidth; the cycles the cluster
+  controller spends issuing one command (`issue`);
+* the HyperRAM (L3) through runtime_c/gvsoc's synchronous uDMA copies, both
+  directions, the same sizes (one fit over both directions);
+* the fixed cost of one kernel call at 8 cores (a fork of `dm_relu_fp32` on
+  0 elements: fork, the workers' wake-up, the barrier), the board's `call`;
+* each kernel family's MAC/cycle at 8 cores over three sizes each:
+  (cycles - call) = MACs / throughput, least squares through the origin.
+  Families (deeploy_mlir/cost/kernels.py): gemm (A B, A B^T, A^T B), conv
+  (3x3 forward, dX, dW), depthwise (3x3 forward, dX, dW), elementwise (relu),
+  reduce (layernorm, maxpool 2x2), loss (softmax), optimizer (sgd).
+
+The board's schema has one setup and bandwidth per engine: the DMA's are
+the fit over every direction and shape (the per-direction fits are in the
+file's comments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import gvsoc_probe as P
+
+ROOT = Path(__file__).resolve().parents[1]
+BOARD = ROOT / "deeploy_mlir" / "targets" / "boards" / "siracusa.yaml"
+CMD = "python bench/calibrate.py"
+DMA_SIZES = [256, 1024, 4096, 16384]
+CORES = 8
+
+
+def family_cases() -> dict[str, list[P.KernelCase]]:
+    fam: dict[str, list[P.KernelCase]] = {"call": [P.relu(0)]}
+    fam["gemm"] = [P.gemm(s, s, s, ta, tb, "") for s in (16, 32, 64) for ta, tb in ((0, 0), (0, 1), (1, 0))]
+    fam["conv"] = [c for h in (8, 12, 16) for c in P.conv("conv 3x3", 1, 16, 16, h, 3, 1, "")]
+    fam["depthwise"] = [c for h in (8, 12, 16) for c in P.conv("depthwise", 1, 32, 32, h, 3, 32, "")]
+    fam["elementwise"] = [P.relu(n) for n in (2048, 4096, 8192)]
+    fam["reduce"] = [P.layernorm(r, 64, "") for r in (16, 32, 64)] + [
+        P.maxpool(16, h, "") for h in (8, 12, 16)
+    ]
+    fam["loss"] = [P.softmax(r, 32, "") for r in (8, 16, 32)]
+    fam["optimizer"] = [P.sgd(n) for n in (2048, 4096, 8192)]
+    return fam
+
+
+@dataclass
+class Calibration:
+    dma_setup: int
+    dma_bandwidth: float
+    dma_issue: int
+    dma_fits: dict[str, tuple[float, float]]
+    ram_setup: int
+    ram_bandwidth: float
+    ram_fits: dict[str, tuple[float, float]]
+    call: int
+    #: family -> (MAC/cycle per core, points [(MACs, cycles)])
+    kernels: dict[str, tuple[float, list[tuple[int, int]]]]
+    ceiling: list[P.Ceiling]
+
+
+def measure_dma(sizes: list[int] = DMA_SIZES, ram: bool = True) -> P.Transfers:
+    return P.measure_transfers(sizes, ram=ram)
+
+
+def dma_numbers(t: P.Transfers) -> tuple[int, float, int, dict[str, tuple[float, float]]]:
+    fits = {f"{d} {r}-D": P.fit(pts) for (d, r), pts in sorted(t.dma.items())}
+    issue = sorted(t.issue)[len(t.issue) // 2]
+    setup, bw = P.fit([p for pts in t.dma.values() for p in pts])
+    # the engine's setup is what follows the issue on the cluster
+    return max(0, round(setup) - issue), round(bw, 2), issue, fits
+
+
+def kernel_numbers(
+    cases: dict[str, list[P.KernelCase]], cycles: dict[tuple[int, int], int]
+) -> tuple[int, dict[str, tuple[float, list[tuple[int, int]]]]]:
+    flat = [(f, c) for f, cs in cases.items() for c in cs]
+    by_fam: dict[str, list[tuple[int, int]]] = {}
+    for i, (f, c) in enumerate(flat):
+        by_fam.setdefault(f, []).append((c.macs, cycles[(i, CORES)]))
+    call = by_fam.pop("call")[0][1]
+    out = {}
+    for f, pts in by_fam.items():
+        # least squares through the origin of (MACs, cycles - call)
+        tp = sum(m * m for m, _ in pts) / sum(m * (c - call) for m, c in pts)
+        out[f] = (round(tp / CORES, 4), pts)
+    return call, out
+
+
+def measure(ram: bool = True) -> Calibration:
+    t = measure_dma(ram=ram)
+    setup, bw, issue, fits = dma_numbers(t)
+    ram_pts = [p for pts in t.ram.values() for p in pts]
+    rs, rb = P.fit(ram_pts) if ram_pts else (300.0, 1.0)
+    cases = family_cases()
+    flat = [c for cs in cases.values() for c in cs]
+    cyc = P.measure_kernels(flat, teams=(CORES,))
+    call, kernels = kernel_numbers(cases, cyc)
+    return Calibration(
+        setup,
+        bw,
+        issue,
+        fits,
+        round(rs),
+        round(rb, 3),
+        {d: P.fit(p) for d, p in t.ram.items()},
+        call,
+        kernels,
+        P.measure_ceiling(),
+    )
+
+
+def _fits(fits: dict[str, tuple[float, float]]) -> str:
+    return "; ".join(f"{k}: {a:.0f} + B/{b:.2f}" for k, (a, b) in fits.items())
+
+
+BOARD_TEXT = """\
+# Siracusa (PULPOpen cluster; Prasad et al., "Siracusa: A 16 nm Heterogenous
+# RISC-V SoC for Extended Reality with At-MRAM Neural Engine", arXiv:2312.14750).
+# Every number says where it comes from. "measured" numbers are GVSoC
+# siracusa's (../shared/gvsoc), written by `{cmd}` (bench/calibrate.py says
+# how); "estimate" means ours, not a measurement or a datasheet value.
+name: siracusa
+cores: 8                 # the paper's "octa-core cluster of RISC-V DSP cores"
+clock_hz: 360000000      # estimate: the order of the cluster's top clock, not a measured operating point
+levels:
+  L1: 262144             # 256 KiB cluster TCDM (public Siracusa descriptions)
+  L2: 2097152            # 2 MiB SoC L2 SRAM (public Siracusa descriptions)
+  L3: 8388608            # 8 MiB HyperRAM, as GVSoC siracusa's (and PULP boards')
+engines:
+  mchan:                 # cluster DMA, L2 <-> L1; in-order, reusable command
+    hop: L2-L1
+    # measured ({cmd}): issue-to-wait-end cycles of one copy, 256-16384 B,
+    # fitted over both directions and 1-D/2-D: {dma_all:.0f} + B/{dma_bw:.2f};
+    # per direction and shape: {dma_fits}
+    bandwidth: {dma_bw}
+    setup: {dma_setup}            # measured: the fit's fixed cycles minus `issue`
+    issue: {dma_issue}            # measured: cluster-controller cycles to issue one command (median)
+    rank: 2              # mchan copies 1-D and 2-D (pmsis cl_dma 1d/2d calls)
+    shared_request: false  # one command per transfer, reusable while in flight (in order)
+  ram:                   # L3 RAM copies, L3 <-> L2 (pi_cl_ram_copy/_2d + wait)
+    hop: L3-L2
+    # measured ({cmd}): one synchronous HyperRAM copy (runtime_c/gvsoc's uDMA
+    # layer), 256-16384 B, fitted over both directions; per direction: {ram_fits}
+    bandwidth: {ram_bw}
+    setup: {ram_setup}
+    rank: 2              # 1-D and 2-D copies (pi_cl_ram_copy_2d)
+    shared_request: true   # one pi_cl_ram_req_t holds one transfer (pulp-sdk): sub-copies are waited one by one
+# MACs per cycle per core for fp32 kernels (-ffp-contract=off, no SIMD), and
+# `call`: the fixed cycles of one kernel call on 8 cores (fork, wake-up,
+# barrier). For families that do not multiply-accumulate, one "MAC" is one
+# element operation (pooling: one window tap). measured ({cmd}): cycles of
+# one call at 8 cores over three sizes, (cycles - call) = MACs / (8 x value);
+# the measured FMA ceiling is {ceiling:.2f} fmadd/cycle on 8 cores ({ceiling_core:.2f} per core).
+kernels:
+{kernels}
+"""
+
+KERNEL_NOTES = {
+    "gemm": "A B, A B^T, A^T B at 16/32/64 cubed",
+    "conv": "3x3 fwd/dX/dW, 16->16 channels, 8x8 to 16x16",
+    "depthwise": "3x3 fwd/dX/dW, 32 channels, 8x8 to 16x16",
+    "elementwise": "relu, 2048-8192 elements",
+    "reduce": "layernorm 16-64 rows of 64, maxpool 2x2 (taps)",
+    "loss": "softmax, 8-32 rows of 32 (expf)",
+    "optimizer": "sgd, 2048-8192 elements",
+}
+
+
+def board_text(c: Calibration) -> str:
+    fam_lines = []
+    for f, (tp, pts) in c.kernels.items():
+        span = f"{min(m for m, _ in pts)}-{max(m for m, _ in pts)} MACs"
+        fam_lines.append(
+            f"  {f}: {{macs_per_cycle_per_core: {tp}, call: {c.call}}}"
+            f"  # measured: {KERNEL_NOTES[f]} ({span})"
+        )
+    c8 = [x for x in c.ceiling if x.cores == CORES]
+    ceiling = c8[0].per_cycle if c8 else 0.0
+    return BOARD_TEXT.format(
+        cmd=CMD,
+        dma_all=c.dma_setup + c.dma_issue,
+        dma_bw=c.dma_bandwidth,
+        dma_fits=_fits(c.dma_fits),
+        dma_setup=c.dma_setup,
+        dma_issue=c.dma_issue,
+        ram_bw=c.ram_bandwidth,
+        ram_setup=c.ram_setup,
+        ram_fits=_fits(c.ram_fits),
+        ceiling=ceiling,
+        ceiling_core=ceiling / CORES,
+        kernels="\n".join(fam_lines),
+    )
+
+
+def report(c: Calibration) -> str:
+    rows = [
+        "| quantity | measured | how |",
+        "|---|---|---|",
+        f"| cluster DMA setup (after issue) | {c.dma_setup} cycles | fit over 1-D/2-D, both directions |",
+        f"| cluster DMA issue (cluster controller) | {c.dma_issue} cycles | median |",
+        f"| cluster DMA bandwidth | {c.dma_bandwidth} B/cycle | fit |",
+    ]
+    rows += [f"| DMA {k} | {a:.0f} + B/{b:.2f} | fit |" for k, (a, b) in c.dma_fits.items()]
+    rows += [
+        f"| HyperRAM {k} | {a:.0f} + B/{b:.3f} | fit, synchronous copy |"
+        for k, (a, b) in c.ram_fits.items()
+    ]
+    rows.append(f"| kernel call at 8 cores (fork + barrier) | {c.call} cycles | relu on 0 elements |")
+    rows += [
+        f"| {f} | {tp} MAC/cycle/core ({tp * CORES:.2f} on 8 cores) | {KERNEL_NOTES[f]} |"
+        for f, (tp, _) in c.kernels.items()
+    ]
+    rows += [
+        f"| fmadd ceiling, {x.cores} cores | {x.per_cycle:.2f} FMA/cycle ({x.cycles} cycles) | probe |"
+        for x in c.ceiling
+    ]
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dry-run", action="store_true", help="print, do not write the board")
+    ap.add_argument("--no-ram", action="store_true", help="skip the HyperRAM measurement")
+    args = ap.parse_args(argv)
+    c = measure(ram=not args.no_ram)
+    print(report(c))
+    if not args.dry_run:
+        BOARD.write_text(board_text(c))
+        print(f"\nwrote {BOARD.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
