@@ -189,6 +189,15 @@ static void run(void *arg)
             }
         }
     }
+    /* a wait on a command that is done: the wait's own cycles */
+    for (int rep = 0; rep < 3; rep++) {
+        pi_cl_dma_cmd((uint32_t)ext, (uint32_t)loc, 64u, PI_CL_DMA_DIR_EXT2LOC, &cmd);
+        for (volatile int i = 0; i < 200; i++) {
+        }
+        unsigned t0 = cyc();
+        pi_cl_dma_cmd_wait(&cmd);
+        printf("WAITDONE %%u\n", cyc() - t0);
+    }
 %(ram)s
 }
 """
@@ -222,6 +231,8 @@ class Transfers:
     ram: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     #: cycles the cluster controller spent issuing each DMA command
     issue: list[int] = field(default_factory=list)
+    #: cycles of a wait on a command already done
+    wait_done: list[int] = field(default_factory=list)
 
 
 def measure_transfers(sizes: list[int], row: int = 256, ram: bool = True) -> Transfers:
@@ -242,9 +253,22 @@ def measure_transfers(sizes: list[int], row: int = 256, ram: bool = True) -> Tra
             key = ("L1->L2" if d == "1" else "L2->L1", rank)
             t.issue.append(int(issue))
             t.dma.setdefault(key, []).append((int(s), int(total)))
+    t.wait_done = [int(x[0]) for x in lines(out, "WAITDONE")]
     for d, s, total in lines(out, "RAM"):
         t.ram.setdefault("L2->L3" if d == "1" else "L3->L2", []).append((int(s), int(total)))
     return t
+
+
+def fit_relative(points: list[tuple[float, int]]) -> tuple[float, float]:
+    """Least squares of the relative error of cycles = a + x / b: (a, b)."""
+    w = [1.0 / (y * y) for _, y in points]
+    sw = sum(w)
+    sx = sum(wi * x for wi, (x, _) in zip(w, points, strict=True))
+    sy = sum(wi * y for wi, (_, y) in zip(w, points, strict=True))
+    sxx = sum(wi * x * x for wi, (x, _) in zip(w, points, strict=True))
+    sxy = sum(wi * x * y for wi, (x, y) in zip(w, points, strict=True))
+    slope = (sw * sxy - sx * sy) / (sw * sxx - sx * sx)
+    return (sy - slope * sx) / sw, 1.0 / slope
 
 
 def fit(points: list[tuple[int, int]]) -> tuple[float, float]:
@@ -273,6 +297,13 @@ class KernelCase:
     macs: int
     fn: str
     decl: str
+    units: int = 0  # work units the kernel splits over the cores (0: even split)
+
+    def effective(self, cores: int) -> float:
+        """The MACs as the cost model sees them: the busiest core's share x cores."""
+        if not self.units:
+            return float(self.macs)
+        return self.macs * cores * -(-self.units // cores) / self.units
 
 
 def gemm(m: int, n: int, k: int, ta: int, tb: int, label: str) -> KernelCase:
@@ -284,7 +315,14 @@ def gemm(m: int, n: int, k: int, ta: int, tb: int, label: str) -> KernelCase:
         "a.alpha = 1.0f; a.beta = 0.0f;\n"
     )
     return KernelCase(
-        f"gemm {form}", "gemm", "gemm", f"{label} M{m} N{n} K{k}", m * n * k, "dm_gemm_fp32", decl
+        f"gemm {form}",
+        "gemm",
+        "gemm",
+        f"{label} M{m} N{n} K{k}".strip(),
+        m * n * k,
+        "dm_gemm_fp32",
+        decl,
+        m,
     )
 
 
@@ -384,6 +422,27 @@ def softmax(rows: int, cols: int, label: str) -> KernelCase:
     )
 
 
+def sce(batch: int, classes: int) -> KernelCase:
+    """The loss op: log-probabilities per row, then the mean (two forks)."""
+    decl = (
+        "dm_sce_args_t a = {0};\n"
+        f"a.logits = l1f({batch * classes}u, 1); a.labels = (int64_t *)l1f({batch * 2}u, 0);\n"
+        f"memset((void *)a.labels, 0, {batch * 8}u);\n"
+        f"a.log_prob = l1f({batch * classes}u, 2); a.loss = l1f(1u, 3);\n"
+        f"a.batch = {batch}; a.classes = {classes}; a.reduction = DM_REDUCTION_MEAN;\n"
+    )
+    return KernelCase(
+        "softmax cross-entropy",
+        "loss",
+        "loss",
+        f"{batch}x{classes}",
+        batch * classes,
+        "dm_sce_logprob_fp32, &a);\n            pi_cl_team_fork(n, dm_sce_reduce_fp32",
+        decl,
+        batch,
+    )
+
+
 def relu(size: int) -> KernelCase:
     decl = (
         f"dm_unary_args_t a = {{0}};\na.X = l1f({size}u, 1); a.Y = l1f({size}u, 2);"
@@ -406,10 +465,13 @@ KERNEL_PROBE_CASE = r"""
         %(decl)s
         for (int t = 0; t < %(nteams)d; t++) {
             int n = teams[t];
+            unsigned tc = cyc();
             pi_cl_team_fork(n, %(fn)s, &a);  /* warm the instruction cache */
+            tc = cyc() - tc;
             unsigned t0 = cyc();
             pi_cl_team_fork(n, %(fn)s, &a);
             unsigned t1 = cyc();
+            printf("KCOLD %(idx)d %%d %%u\n", n, tc);
             printf("K %(idx)d %%d %%u\n", n, t1 - t0);
         }
         pi_cl_l1_free_all();

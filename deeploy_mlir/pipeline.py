@@ -74,9 +74,10 @@ def pipeline_for(
         buffers = 2 if buffering == "double" and tiling == "tiled" else 1
         # the L3 stage tiles are double-buffered by `double` and `double-l3`
         l3_buffers = 1 if buffering == "single" else 2
+        setup, bandwidth = dma_costs(board or TARGET_BOARDS.get(target, "siracusa"))
         passes += [
             f"tile-select{{l1={l1} l2={l2} solver={solver} buffers={buffers} "
-            f"l3_buffers={l3_buffers}}}",
+            f"l3_buffers={l3_buffers} setup={setup} bandwidth={bandwidth}}}",
             "tiling-materialize",
         ]
         if buffering == "double":
@@ -90,6 +91,16 @@ def pipeline_for(
             passes.append("arena-plan{level=L3}")
         passes.append("arena-plan{level=L1}")
     return ",".join(passes)
+
+
+def dma_costs(board: str) -> tuple[int, int]:
+    """tile-select's DMA constants from `board`'s L2<->L1 engine, the numbers
+    the cycle model (`report --board`) uses: cycles per transfer (the engine's
+    setup plus the cluster's issue) and whole bytes per cycle (at least 1)."""
+    from deeploy_mlir.targets.boards import load_board
+
+    e = load_board(board).engine_between("L2", "L1")
+    return e.setup + e.issue, max(1, round(e.bandwidth))
 
 
 def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
