@@ -28,10 +28,16 @@ HEADER = r"""
 #include <string.h>
 #include "pmsis.h"
 #include "dm_kernels.h"
-static inline unsigned cyc(void) { unsigned v; __asm__ volatile("csrr %0, mcycle" : "=r"(v)); return v; }
+static inline unsigned cyc(void)
+{
+    unsigned v;
+    __asm__ volatile("csrr %0, mcycle" : "=r"(v));
+    return v;
+}
 __attribute__((unused)) static void fill(float *p, unsigned n, int seed)
 {
-    for (unsigned i = 0; i < n; i++) p[i] = (float)((i * 37u + (unsigned)seed) % 17u) * 0.125f - 1.0f;
+    for (unsigned i = 0; i < n; i++)
+        p[i] = (float)((i * 37u + (unsigned)seed) % 17u) * 0.125f - 1.0f;
 }
 static struct pi_device cluster;
 __attribute__((unused)) static float *l1f(unsigned n, int seed)
@@ -180,7 +186,8 @@ static void run(void *arg)
             if (s >= %(row)d && s * 2u <= %(maxsize)du) {
                 for (int rep = 0; rep < 2; rep++) {
                     unsigned t0 = cyc();
-                    pi_cl_dma_cmd_2d((uint32_t)ext, (uint32_t)loc, s, 2u * %(row)du, %(row)du, d, &cmd);
+                    pi_cl_dma_cmd_2d((uint32_t)ext, (uint32_t)loc, s, 2u * %(row)du, %(row)du, d,
+                                     &cmd);
                     unsigned t1 = cyc();
                     pi_cl_dma_cmd_wait(&cmd);
                     unsigned t2 = cyc();
@@ -246,7 +253,7 @@ def measure_transfers(sizes: list[int], row: int = 256, ram: bool = True) -> Tra
         "row": row,
         "ram": (RAM_PART % {"maxsize": mx}) if ram else "",
     }
-    out = run_program(text.replace("#include \"dm_kernels.h\"", ""), timeout=900)
+    out = run_program(text.replace('#include "dm_kernels.h"', ""), timeout=900)
     t = Transfers()
     for tag, rank in (("DMA1", 1), ("DMA2", 2)):
         for d, s, issue, total in lines(out, tag):
@@ -257,18 +264,6 @@ def measure_transfers(sizes: list[int], row: int = 256, ram: bool = True) -> Tra
     for d, s, total in lines(out, "RAM"):
         t.ram.setdefault("L2->L3" if d == "1" else "L3->L2", []).append((int(s), int(total)))
     return t
-
-
-def fit_relative(points: list[tuple[float, int]]) -> tuple[float, float]:
-    """Least squares of the relative error of cycles = a + x / b: (a, b)."""
-    w = [1.0 / (y * y) for _, y in points]
-    sw = sum(w)
-    sx = sum(wi * x for wi, (x, _) in zip(w, points, strict=True))
-    sy = sum(wi * y for wi, (_, y) in zip(w, points, strict=True))
-    sxx = sum(wi * x * x for wi, (x, _) in zip(w, points, strict=True))
-    sxy = sum(wi * x * y for wi, (x, y) in zip(w, points, strict=True))
-    slope = (sw * sxy - sx * sy) / (sw * sxx - sx * sx)
-    return (sy - slope * sx) / sw, 1.0 / slope
 
 
 def fit(points: list[tuple[int, int]]) -> tuple[float, float]:
@@ -336,7 +331,9 @@ def _conv_geom(n: int, c: int, m: int, h: int, k: int, g: int) -> str:
     )
 
 
-def conv(group: str, n: int, c: int, m: int, h: int, k: int, g: int, label: str) -> list[KernelCase]:
+def conv(
+    group: str, n: int, c: int, m: int, h: int, k: int, g: int, label: str
+) -> list[KernelCase]:
     macs = n * m * h * h * (c // g) * k * k
     xs, ws, ys = n * c * h * h, m * (c // g) * k * k, n * m * h * h
     shape = f"{label} {n}x{c}x{h}x{h}->{m} k{k} g{g}"

@@ -721,7 +721,9 @@ def cmd_board(args: argparse.Namespace) -> int:
             f"{e.setup} cycles setup, {e.issue} cycles issue, rank {e.rank}{shared}"
         )
     for k, t in b.kernels.items():
-        print(f"  kernel {k}: {t.macs_per_cycle_per_core:g} MAC/cycle/core, {t.call} cycles per call")
+        print(
+            f"  kernel {k}: {t.macs_per_cycle_per_core:g} MAC/cycle/core, {t.call} cycles per call"
+        )
     return 0
 
 

@@ -68,7 +68,7 @@ def kernel_family(op: T.TrainingComputeOp) -> str:
     fam = FAMILY.get(op.name)
     if fam is None:
         raise DeeployError(f"cost model: no kernel family for {op.name}")
-    if isinstance(op, T.Conv2dOp | T.Conv2dGradOp) and op.geometry().groups > 1:
+    if isinstance(op, T.Conv2dOp | T.Conv2dGradOp) and op.geometry().depthwise:
         return "depthwise"
     return fam
 
