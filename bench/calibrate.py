@@ -317,7 +317,7 @@ engines:
     # fitted over both directions and 1-D/2-D: {dma_all:.0f} + B/{dma_bw:.2f};
     # per direction and shape: {dma_fits}
     bandwidth: {dma_bw}      # measured: bytes/cycle, the fit above
-    setup: {dma_setup}            # measured: the fit's fixed cycles minus `issue`
+    setup: {dma_setup}            # measured: the fit's fixed cycles minus one isolated issue
     # issue: the cluster's cycles per copy in the examples' steps outside the
     # kernels and the copies (issue, wait, the code around them); one isolated
     # issue takes {dma_probe_issue}
@@ -369,7 +369,7 @@ def board_text(c: Calibration) -> str:
     ceiling = c8[0].per_cycle if c8 else 0.0
     return BOARD_TEXT.format(
         cmd=CMD,
-        dma_all=c.dma_setup + c.dma_issue,
+        dma_all=c.dma_setup + c.dma_probe_issue,
         dma_bw=c.dma_bandwidth,
         dma_fits=_fits(c.dma_fits),
         dma_setup=c.dma_setup,

@@ -1,9 +1,9 @@
 """The siracusa board's calibrated numbers against GVSoC siracusa.
 
 - A quick re-measure (bench/calibrate.py's programs on a cheap subset: the
-  cluster DMA at two sizes, one direction; gemm at two sizes on 8 cores) gives
-  the board's DMA setup, issue and bandwidth and its gemm MAC/cycle within a
-  tolerance. The board's numbers were written by `python bench/calibrate.py`;
+  cluster DMA at two sizes, both directions, 1-D and 2-D; gemm at two sizes
+  on 8 cores) gives the board's DMA setup and bandwidth and its gemm cycles
+  (MAC/cycle and cycles per call) within 15%. The board's numbers were written by `python bench/calibrate.py`;
   the expected cycles here are recomputed from the measured points, not pasted.
 - The cycle model (deeploy_mlir.cost on the board) predicts the measured
   GVSoC cycles of one untiled training step of mlp_small and mlp_wide within
@@ -43,14 +43,16 @@ def test_dma_and_gemm_match_the_board() -> None:
     board = load_board("siracusa")
     mchan = board.engine_between("L2", "L1")
     t = P.measure_transfers([1024, 8192], ram=False)
+    # the board's setup is the engine's part after one isolated issue; its
+    # `issue` is the larger per-copy cost of the examples' emitted code
+    issue = sorted(t.issue)[len(t.issue) // 2]
+    assert issue <= mchan.issue, (issue, mchan.issue)
     # every direction and shape, measured issue-to-wait-end, against the
-    # board's issue + setup + bytes / bandwidth
+    # isolated issue + the board's setup + bytes / bandwidth
     for key, pts in t.dma.items():
         for nbytes, cycles in pts:
-            model = mchan.issue + transfer_cycles(mchan, nbytes)
+            model = issue + transfer_cycles(mchan, nbytes)
             assert abs(cycles - model) <= 0.15 * cycles + 20, (key, nbytes, cycles, model)
-    issue = sorted(t.issue)[len(t.issue) // 2]
-    assert abs(issue - mchan.issue) <= 10, (issue, mchan.issue)
     cases = [P.gemm(32, 32, 32, 0, 0, ""), P.gemm(64, 64, 64, 0, 1, "")]
     cyc = P.measure_kernels(cases, teams=(8,))
     for i, c in enumerate(cases):
