@@ -3,8 +3,9 @@
 - A quick re-measure (bench/calibrate.py's programs on a cheap subset: the
   cluster DMA at two sizes, both directions, 1-D and 2-D; gemm at two sizes
   on 8 cores) gives the board's DMA setup and bandwidth and its gemm cycles
-  (MAC/cycle and cycles per call) within 15%. The board's numbers were written by `python bench/calibrate.py`;
-  the expected cycles here are recomputed from the measured points, not pasted.
+  (MAC/cycle and cycles per call) within 15%. The board's numbers were
+  written by `python bench/calibrate.py`; the expected cycles here are
+  computed from the board's numbers, not pasted.
 - The cycle model (deeploy_mlir.cost on the board) predicts the measured
   GVSoC cycles of one untiled training step of mlp_small and mlp_wide within
   25%.

@@ -66,6 +66,8 @@ class OpCost:
     compute: int = 0  # cycles it computed
     stall: int = 0  # cycles the cluster waited for DMA right before its calls
     macs: int = 0
+    forks: int = 1  # kernel calls (cluster forks) per call of the op
+    units: int = 0  # rows its kernel splits over the cores (0: an even split)
 
 
 @dataclass
@@ -238,6 +240,7 @@ class _Walker:
     def kernel(self, o: T.TrainingComputeOp) -> Run:
         c, macs, sim = self.ops[o], op_macs(o), self.sim
         family, calls, units = c.family, op_calls(o), op_units(o)
+        c.forks, c.units = calls, units
 
         def run() -> None:
             c.calls += 1
