@@ -1042,10 +1042,12 @@ def cmd_board(args: argparse.Namespace) -> int:
         shared = ", one transfer per request" if e.shared_request else ""
         print(
             f"  engine {e.name}: {e.hop[0]} <-> {e.hop[1]}, {e.bandwidth:g} B/cycle, "
-            f"{e.setup} cycles setup, rank {e.rank}{shared}"
+            f"{e.setup} cycles setup, {e.issue} cycles issue, rank {e.rank}{shared}"
         )
     for k, t in b.kernels.items():
-        print(f"  kernel {k}: {t.macs_per_cycle_per_core:g} MAC/cycle/core")
+        print(
+            f"  kernel {k}: {t.macs_per_cycle_per_core:g} MAC/cycle/core, {t.call} cycles per call"
+        )
     return 0
 
 

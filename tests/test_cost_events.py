@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from dataclasses import replace
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
@@ -25,8 +27,20 @@ from deeploy_mlir.cost.events import (
 )
 from deeploy_mlir.targets.boards import Board, Engine, available_boards, load_board
 
-SIRACUSA = load_board("siracusa")
-BOARDS = [load_board(n) for n in available_boards()]
+
+def plain(board: Board) -> Board:
+    """`board` without the per-transfer issue and per-call cycles (the
+    arithmetic these hand computations check; test_issue_and_call_cycles
+    checks those two)."""
+    return replace(
+        board,
+        engines={n: replace(e, issue=0) for n, e in board.engines.items()},
+        kernels={n: replace(k, call=0) for n, k in board.kernels.items()},
+    )
+
+
+SIRACUSA = plain(load_board("siracusa"))
+BOARDS = [plain(load_board(n)) for n in available_boards()]
 
 
 def dma(board: Board, engine: str, nbytes: int) -> int:
@@ -50,9 +64,12 @@ def test_the_numbers_are_the_boards() -> None:
         for name, e in b.engines.items():
             assert dma(b, name, IN) == transfer_cycles(e, IN)
         assert mac(b, "gemm", MACS) == compute_cycles(b, "gemm", MACS)
-        assert mac(b, "gemm", MACS + 1) == mac(b, "gemm", MACS) + 1
-    # 8 bytes a cycle: a partial beat is a whole cycle
-    assert dma(SIRACUSA, "mchan", IN + 1) == dma(SIRACUSA, "mchan", IN) + 1
+        per_cycle = Fraction(repr(b.kernels["gemm"].macs_per_cycle_per_core)) * b.cores
+        assert compute_cycles(b, "gemm", MACS + 1) == math.ceil((MACS + 1) / per_cycle)
+    # 8 bytes a cycle (gap9_evk's estimate): a partial beat is a whole cycle
+    gap9 = plain(load_board("gap9_evk"))
+    assert gap9.engines["mchan"].bandwidth == 8.0
+    assert dma(gap9, "mchan", IN + 1) == dma(gap9, "mchan", IN) + 1
 
 
 def test_single_buffered_two_op_schedule() -> None:
@@ -195,7 +212,8 @@ def test_arithmetic_is_exact() -> None:
     21 / 0.7 == 30.000000000000004 in floats. Huge sums stay exact ints."""
     e = Engine("slow", ("L3", "L2"), 0.7, 0, 1, False)
     assert 21 / 0.7 > 30 and transfer_cycles(e, 21) == 30
-    b = dataclasses.replace(SIRACUSA, cores=3)
+    half = dataclasses.replace(SIRACUSA.kernels["gemm"], macs_per_cycle_per_core=0.5)
+    b = dataclasses.replace(SIRACUSA, cores=3, kernels={**SIRACUSA.kernels, "gemm": half})
     big = 10**30 * 3 * 5  # divisible by 0.5 MAC/cycle/core * 3 cores = 1.5
     assert compute_cycles(b, "gemm", big) == 10**31
     t = simulate(b, [Compute("gemm", big), Compute("gemm", big)])
@@ -297,3 +315,24 @@ def test_why_tokens_are_not_reissued_after_their_wait() -> None:
     d, c = dma(b, "mchan", IN), mac(b, "gemm", MACS)
     assert simulate(b, events).total == d + max(c, d)
     assert simulate(b, moved).total == 2 * d + c
+
+
+def test_issue_and_call_cycles() -> None:
+    """A transfer costs the cluster the engine's `issue` cycles before it
+    starts; a compute costs `call` per kernel call, and with `units` the
+    busiest core's whole units."""
+    real = load_board("siracusa")
+    e, k = real.engines["mchan"], real.kernels["gemm"]
+    assert e.issue > 0 and k.call > 0
+    t = simulate(real, [Transfer("mchan", 1024, "a"), Wait("a")])
+    assert t.total == e.issue + e.setup + math.ceil(Fraction(1024) / Fraction(repr(e.bandwidth)))
+    per_core = Fraction(repr(k.macs_per_cycle_per_core))
+    # 2 calls of 8 rows x 100 MACs on 8 cores: one row per core
+    assert compute_cycles(real, "gemm", 800, 2, 8) == 2 * k.call + math.ceil(100 / per_core)
+    # 9 rows: one core does 2 rows
+    assert compute_cycles(real, "gemm", 900, 1, 9) == k.call + math.ceil(200 / per_core)
+    # 4 rows: half the cores idle, the same time as 4 of 8 rows
+    assert compute_cycles(real, "gemm", 400, 1, 4) == compute_cycles(real, "gemm", 800, 1, 8)
+    t = simulate(real, [Compute("gemm", 800, 2, 8), Transfer("mchan", 0, "b")])
+    assert t.compute_busy == compute_cycles(real, "gemm", 800, 2, 8)
+    assert t.total == t.compute_busy + e.issue + e.setup

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 
@@ -134,7 +135,8 @@ def test_model_orderings_and_bounds_on_every_board(d: Path) -> None:
 
 def _check_bound(c: FunctionCost, board: Board) -> None:
     """total >= roofline = max(compute, busiest engine); compute recomputed
-    from each op's MACs and the board's throughput."""
+    from each op's MACs, kernel calls and rows and the board's throughput and
+    cycles per call."""
     t = c.timeline
     assert t.roofline == max(t.compute_busy, *t.dma_busy.values())
     assert t.total >= t.roofline
@@ -145,8 +147,12 @@ def _check_bound(c: FunctionCost, board: Board) -> None:
         fam = o.family
         assert fam == _FAMILY_OF[o.label.split(" #")[0]]
         per_call = o.macs // o.calls if o.calls else 0
-        thr = board.kernels[fam].macs_per_cycle_per_core * board.cores
-        compute += o.calls * math.ceil(per_call / thr)
+        k = board.kernels[fam]
+        thr = Fraction(repr(k.macs_per_cycle_per_core)) * board.cores
+        if o.units:  # rows split over the cores: the busiest core's rows
+            busiest = -(-o.units // board.cores)
+            thr = Fraction(repr(k.macs_per_cycle_per_core)) * o.units / busiest
+        compute += o.calls * (o.forks * k.call + math.ceil(per_call / thr))
     assert t.compute_busy == compute
 
 

@@ -3,10 +3,12 @@
 A schedule is what the cluster issues, in order:
 
 - `Transfer(engine, bytes, token)` queues a copy on the engine's FIFO. Issuing
-  costs the cluster 0 cycles. The copy starts when the engine is free and not
-  before it was issued, and takes `setup + ceil(bytes / bandwidth)` cycles.
+  costs the cluster the engine's `issue` cycles (programming it; 0 unless the
+  board says). The copy starts when the engine is free and not before it was
+  issued, and takes `setup + ceil(bytes / bandwidth)` cycles.
 - `Compute(family, macs)` runs on the whole cluster from the current cluster
-  time for `ceil(macs / (macs_per_cycle_per_core * cores))` cycles.
+  time for `call + ceil(macs / (macs_per_cycle_per_core * cores))` cycles
+  (`call`: the family's fixed cycles per kernel call, fork and barrier).
 - `Wait(token)` advances the cluster time to the end of every transfer issued
   on `token` so far.
 
@@ -50,6 +52,8 @@ class Wait:
 class Compute:
     family: str
     macs: int
+    calls: int = 1  # kernel calls (forks), each `call` cycles
+    units: int = 0  # work units split over the cores (0: an even split)
 
 
 Event = Transfer | Wait | Compute
@@ -76,8 +80,11 @@ def transfer_cycles(engine: Engine, nbytes: int) -> int:
     return engine.setup + math.ceil(nbytes / exact(engine.bandwidth))
 
 
-def compute_cycles(board: Board, family: str, macs: int) -> int:
-    """Cycles the cluster of `board` takes for `macs` MACs of kernel `family`."""
+def compute_cycles(board: Board, family: str, macs: int, calls: int = 1, units: int = 0) -> int:
+    """Cycles the cluster of `board` takes for `macs` MACs of kernel `family`
+    in `calls` kernel calls. With `units` (> 0) the work is split over the
+    cores in whole units: the busiest core does ceil(units / cores) of them,
+    so the cluster takes that core's time."""
     if family not in board.kernels:
         raise ValueError(
             f"compute of family '{family}': board '{board.name}' has kernels "
@@ -85,8 +92,12 @@ def compute_cycles(board: Board, family: str, macs: int) -> int:
         )
     if macs < 0:
         raise ValueError(f"compute of family '{family}' with {macs} MACs: must be >= 0")
-    per_cycle = exact(board.kernels[family].macs_per_cycle_per_core) * board.cores
-    return math.ceil(macs / per_cycle)
+    k = board.kernels[family]
+    per_core = exact(k.macs_per_cycle_per_core)
+    if units > 0:
+        busiest = Fraction(macs * -(-units // board.cores), units)
+        return calls * k.call + math.ceil(busiest / per_core)
+    return calls * k.call + math.ceil(macs / (per_core * board.cores))
 
 
 class Simulator:
@@ -103,7 +114,7 @@ class Simulator:
         self.done: dict[Hashable, int] = {}  # token -> when its last transfer so far lands
         self.computing = 0
         self._transfer: dict[tuple[str, int], int] = {}
-        self._compute: dict[tuple[str, int], int] = {}
+        self._compute: dict[tuple[str, int, int, int], int] = {}
 
     def transfer(self, engine: str, nbytes: int, token: Hashable) -> int:
         """Queue a copy; returns the cycles it keeps `engine` busy."""
@@ -116,6 +127,8 @@ class Simulator:
                 )
             cycles = transfer_cycles(self.board.engines[engine], nbytes)
             self._transfer[(engine, nbytes)] = cycles
+        # the cluster programs the engine before the copy starts
+        self.now += self.board.engines[engine].issue
         end = max(self.free[engine], self.now) + cycles
         self.free[engine] = end
         self.busy[engine] += cycles
@@ -131,12 +144,13 @@ class Simulator:
         self.now += stall
         return stall
 
-    def compute(self, family: str, macs: int) -> int:
+    def compute(self, family: str, macs: int, calls: int = 1, units: int = 0) -> int:
         """Run a kernel on the cluster; returns its cycles."""
-        cycles = self._compute.get((family, macs))
+        key = (family, macs, calls, units)
+        cycles = self._compute.get(key)
         if cycles is None:
-            cycles = compute_cycles(self.board, family, macs)
-            self._compute[(family, macs)] = cycles
+            cycles = compute_cycles(self.board, family, macs, calls, units)
+            self._compute[key] = cycles
         self.now += cycles
         self.computing += cycles
         return cycles
@@ -162,8 +176,8 @@ def simulate(board: Board, events: Iterable[Event]) -> Timeline:
                     sim.transfer(name, nbytes, token)
                 case Wait(token=token):
                     sim.wait(token)
-                case Compute(family=family, macs=macs):
-                    sim.compute(family, macs)
+                case Compute(family=family, macs=macs, calls=calls, units=units):
+                    sim.compute(family, macs, calls, units)
                 case _:
                     raise TypeError(f"event {i}: not a Transfer, Wait or Compute: {ev!r}")
         except ValueError as e:

@@ -63,9 +63,13 @@ FAMILY: dict[str, str] = {
 
 
 def kernel_family(op: T.TrainingComputeOp) -> str:
+    """The op's family; a grouped convolution (depthwise: one input channel
+    per group) is "depthwise", measured much slower per MAC than a dense one."""
     fam = FAMILY.get(op.name)
     if fam is None:
         raise DeeployError(f"cost model: no kernel family for {op.name}")
+    if isinstance(op, T.Conv2dOp | T.Conv2dGradOp) and op.geometry().depthwise:
+        return "depthwise"
     return fam
 
 
@@ -85,3 +89,34 @@ def op_macs(op: T.TrainingComputeOp) -> int:
         bias = g.n * g.m * g.oh * g.ow if "dB" in grads else 0
         return passes * macs + bias
     return macs
+
+
+def op_calls(op: T.TrainingComputeOp) -> int:
+    """Kernel calls (cluster forks) one call of `op` makes in the emitted C:
+    conv2d_grad one for dX and one for dW/dB, the loss op two (the rows'
+    log-probabilities, then the reduction), any other op one."""
+    if isinstance(op, T.Conv2dGradOp):
+        g = op.grads()
+        return int("dX" in g) + int("dW" in g or "dB" in g)
+    if op.name == "training.softmax_cross_entropy_loss":
+        return 2
+    return 1
+
+
+def op_units(op: T.TrainingComputeOp) -> int:
+    """The units the kernel splits over the cores (0: so many that the split
+    is even): gemm and matmul split the output rows M (runtime_c/kernels/
+    gemm.c), the loss ops the batch rows (loss.c; their spaces are the
+    logits' [batch, classes]), so with fewer units than cores some idle."""
+    if op.name in _ROW_SPLIT and isinstance(op, T.IterationSpaceInterface):
+        return op.iteration_space().dims[0]
+    return 0
+
+
+#: ops whose kernel splits the first dim of the op's space over the cores
+_ROW_SPLIT = (
+    "training.gemm",
+    "training.matmul",
+    "training.softmax_cross_entropy_loss",
+    "training.softmax_cross_entropy_loss_grad",
+)

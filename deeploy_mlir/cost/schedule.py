@@ -15,8 +15,10 @@ program order, as the cluster would run it:
   `dma.request` ring: the slot's value in that iteration);
 - `dma.wait` -> a Wait on that request (a ring without a slot: every slot;
   a request nothing was issued on is idle and its wait returns at once);
-- each training compute op -> a Compute of its kernel family with its MACs
-  (deeploy_mlir.cost.kernels), at the board's throughput x cores;
+- each training compute op -> a Compute of its kernel family with its MACs,
+  its kernel calls and the units its kernel splits over the cores
+  (deeploy_mlir.cost.kernels), at the board's throughput x cores plus the
+  family's cycles per call;
 - buffers, views, slots and requests cost nothing.
 
 The events run through deeploy_mlir.cost.events.Simulator (exact integer
@@ -44,7 +46,7 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from deeploy_mlir.cost.events import Simulator, Timeline
-from deeploy_mlir.cost.kernels import kernel_family, op_macs
+from deeploy_mlir.cost.kernels import kernel_family, op_calls, op_macs, op_units
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
@@ -64,6 +66,8 @@ class OpCost:
     compute: int = 0  # cycles it computed
     stall: int = 0  # cycles the cluster waited for DMA right before its calls
     macs: int = 0
+    forks: int = 1  # kernel calls (cluster forks) per call of the op
+    units: int = 0  # rows its kernel splits over the cores (0: an even split)
 
 
 @dataclass
@@ -235,12 +239,13 @@ class _Walker:
 
     def kernel(self, o: T.TrainingComputeOp) -> Run:
         c, macs, sim = self.ops[o], op_macs(o), self.sim
-        family = c.family
+        family, calls, units = c.family, op_calls(o), op_units(o)
+        c.forks, c.units = calls, units
 
         def run() -> None:
             c.calls += 1
             c.macs += macs
-            c.compute += sim.compute(family, macs)
+            c.compute += sim.compute(family, macs, calls, units)
             c.stall += self.stall
             self.stall = 0
 

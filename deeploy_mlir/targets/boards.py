@@ -7,11 +7,13 @@ A board is a YAML file (`deeploy_mlir/targets/boards/<name>.yaml`, or any path):
     clock_hz: 360000000
     levels: {L1: 262144, L2: 2097152, L3: 8388608}
     engines:
-      mchan: {hop: L2-L1, bandwidth: 8.0, setup: 30, rank: 2, shared_request: false}
+      mchan: {hop: L2-L1, bandwidth: 8.0, setup: 30, rank: 2, shared_request: false,
+              issue: 20}        # issue: optional, cluster cycles per transfer (0)
       ram: {hop: L3-L2, bandwidth: 1.0, setup: 300, rank: 2, shared_request: false}
     kernels:
-      gemm: {macs_per_cycle_per_core: 0.5}
-      ...                       # one entry per family in KERNEL_FAMILIES
+      gemm: {macs_per_cycle_per_core: 0.5, call: 300}   # call: optional (0)
+      ...                       # one entry per family in KERNEL_FAMILIES;
+      depthwise: {...}          # optional (OPTIONAL_FAMILIES): conv's if absent
 
 Every field is checked by the small schema below (no schema library); a bad
 file is one DeeployError naming the file and the field path, e.g.
@@ -46,6 +48,9 @@ HOPS = ("L2-L1", "L3-L2")
 #: the kernel families a board gives a throughput for (the cost model's
 #: Compute events name one of these)
 KERNEL_FAMILIES = ("gemm", "conv", "elementwise", "reduce", "loss", "optimizer")
+#: families a board may give; without one the family of the second member
+#: stands in (depthwise convolutions run the conv kernels)
+OPTIONAL_FAMILIES = {"depthwise": "conv"}
 #: the largest size in bytes: sizes are uint32_t in the emitted C
 MAX_BYTES = (1 << 32) - 1
 #: the most cores a board may have (PULP clusters have 8 to 16; a cluster of clusters a few more)
@@ -62,11 +67,13 @@ class Engine:
     setup: int  # cycles per transfer (programming it), >= 0
     rank: int  # the largest copy rank one transfer may have (1 or 2)
     shared_request: bool  # sub-copies of one transfer share one request
+    issue: int = 0  # cycles the cluster spends issuing one transfer, >= 0
 
 
 @dataclass(frozen=True)
 class KernelThroughput:
     macs_per_cycle_per_core: float  # > 0
+    call: int = 0  # fixed cycles of one kernel call (fork, barrier), >= 0
 
 
 @dataclass(frozen=True)
@@ -76,7 +83,9 @@ class Board:
     clock_hz: int
     levels: dict[str, int]  # "L1"/"L2"/"L3" -> bytes
     engines: dict[str, Engine]  # engine name -> engine, one per hop
-    kernels: dict[str, KernelThroughput]  # family -> throughput, every KERNEL_FAMILIES
+    #: family -> throughput: every KERNEL_FAMILIES and OPTIONAL_FAMILIES
+    #: (an optional one the board leaves out is its stand-in's)
+    kernels: dict[str, KernelThroughput]
 
     def engine_between(self, a: str, b: str) -> Engine:
         """The engine that copies between levels `a` and `b` (either order)."""
@@ -181,13 +190,17 @@ def _parse(doc: Any, where: str) -> Board:
             f"({levels['L1']} bytes) must not be larger than levels.L2 ({levels['L2']} bytes)",
         )
     engines = _engines(c, top["engines"])
-    ks = c.mapping(top["kernels"], "kernels", KERNEL_FAMILIES)
+    ks = c.mapping(top["kernels"], "kernels", KERNEL_FAMILIES, tuple(OPTIONAL_FAMILIES))
     kernels: dict[str, KernelThroughput] = {}
-    for kn in KERNEL_FAMILIES:
+    for kn in (*KERNEL_FAMILIES, *OPTIONAL_FAMILIES):
+        if kn not in ks:
+            kernels[kn] = kernels[OPTIONAL_FAMILIES[kn]]
+            continue
         p = f"kernels.{kn}"
-        k = c.mapping(ks[kn], p, ("macs_per_cycle_per_core",))
+        k = c.mapping(ks[kn], p, ("macs_per_cycle_per_core",), ("call",))
         kernels[kn] = KernelThroughput(
-            c.positive(k["macs_per_cycle_per_core"], f"{p}.macs_per_cycle_per_core")
+            c.positive(k["macs_per_cycle_per_core"], f"{p}.macs_per_cycle_per_core"),
+            c.integer(k.get("call", 0), f"{p}.call", 0),
         )
     return Board(name, cores, clock, levels, engines, kernels)
 
@@ -197,7 +210,7 @@ def _engines(c: _Checker, doc: Any) -> dict[str, Engine]:
     by_hop: dict[str, str] = {}
     for en, e in c.named(doc, "engines", "engine names").items():
         p = f"engines.{en}"
-        e = c.mapping(e, p, ("hop", "bandwidth", "setup", "rank", "shared_request"))
+        e = c.mapping(e, p, ("hop", "bandwidth", "setup", "rank", "shared_request"), ("issue",))
         hop = e["hop"]
         if hop not in HOPS:
             raise c.fail(f"{p}.hop", f"must be one of {', '.join(HOPS)}, got {hop!r}")
@@ -212,6 +225,7 @@ def _engines(c: _Checker, doc: Any) -> dict[str, Engine]:
             c.integer(e["setup"], f"{p}.setup", 0),
             _rank(c, e["rank"], f"{p}.rank"),
             c.boolean(e["shared_request"], f"{p}.shared_request"),
+            c.integer(e.get("issue", 0), f"{p}.issue", 0),
         )
     for hop in HOPS:
         if hop not in by_hop:

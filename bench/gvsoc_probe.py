@@ -1,0 +1,516 @@
+"""Small C programs on GVSoC siracusa for bench/gvsoc.py and bench/calibrate.py:
+the fmadd ceiling probe, cluster-DMA and HyperRAM timing, and the runtime's
+kernels timed one call at a time (`mcycle` on the cluster controller around
+`pi_cl_team_fork`, so fork and barrier are in the figure, as in a step).
+
+Every program is built with runtime_c/gvsoc/gvsoc.mk (Debian's RV32IMFC gcc,
+-O2, gnu11) plus FLAGS below: -ffp-contract=off, the flag the emitted
+projects are built with (no fused multiply-add, so the host's bits), unless a
+case asks for contraction."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deeploy_mlir.targets import gvsoc
+
+ROOT = Path(__file__).resolve().parents[1]
+RT = ROOT / "runtime_c"
+TARGET = "siracusa"
+#: the emitted projects' float flag (kernels without fused multiply-add)
+FLAGS = "-ffp-contract=off"
+
+HEADER = r"""
+#include <stdio.h>
+#include <string.h>
+#include "pmsis.h"
+#include "dm_kernels.h"
+static inline unsigned cyc(void)
+{
+    unsigned v;
+    __asm__ volatile("csrr %0, mcycle" : "=r"(v));
+    return v;
+}
+__attribute__((unused)) static void fill(float *p, unsigned n, int seed)
+{
+    for (unsigned i = 0; i < n; i++)
+        p[i] = (float)((i * 37u + (unsigned)seed) % 17u) * 0.125f - 1.0f;
+}
+static struct pi_device cluster;
+__attribute__((unused)) static float *l1f(unsigned n, int seed)
+{
+    float *p = pi_cl_l1_malloc(&cluster, n * 4u);
+    if (!p) { printf("ERROR l1 alloc %u\n", n); return p; }
+    fill(p, n, seed);
+    return p;
+}
+"""
+
+MAIN = r"""
+int main(void)
+{
+    struct pi_cluster_conf conf;
+    struct pi_cluster_task task;
+    pi_cluster_conf_init(&conf);
+    pi_open_from_conf(&cluster, &conf);
+    if (pi_cluster_open(&cluster) != 0) return 1;
+    pi_cluster_send_task_to_cl(&cluster, pi_cluster_task(&task, run, NULL));
+    pi_cluster_close(&cluster);
+    printf("DONE\n");
+    return 0;
+}
+"""
+
+
+def run_program(body: str, flags: str = FLAGS, timeout: float = 900) -> str:
+    """Build `body` (C defining `static void run(void *arg)`, the cluster
+    task) with the runtime's kernels and run it on GVSoC: its stdout."""
+    setup = gvsoc.find_setup()
+    kernels = sorted(f"runtime/kernels/{p.name}" for p in (RT / "kernels").glob("*.c"))
+    with tempfile.TemporaryDirectory(prefix="dm-probe-") as tmp:
+        d = Path(tmp)
+        (d / "p.c").write_text(HEADER + body + MAIN)
+        (d / "runtime").symlink_to(RT)
+        b = subprocess.run(
+            [
+                *("make", "-s", "-j2", "-f", "runtime/gvsoc/gvsoc.mk"),
+                "APP_SRCS=p.c " + " ".join(kernels),
+                "APP_INCS=-Iruntime/include",
+                f"APP_DEFS={flags}",
+                "OUT=build/p.elf",
+                f"PULP_RUNTIME_HOME={setup.pulp_runtime}",
+                f"GVSOC_TARGET={TARGET}",
+            ],
+            cwd=d,
+            capture_output=True,
+            text=True,
+        )
+        if b.returncode != 0:
+            raise RuntimeError(f"building the probe failed:\n{b.stdout}{b.stderr}")
+        return gvsoc.run(d / "build" / "p.elf", TARGET, setup, timeout=timeout)
+
+
+def lines(text: str, tag: str) -> list[list[str]]:
+    return [ln.split()[1:] for ln in text.splitlines() if ln.split()[:1] == [tag]]
+
+
+# ------------------------------------------------------------------ ceiling
+
+FMA_ITERS = 4000
+FMA_PROBE = r"""
+static volatile unsigned res[8];
+static volatile float sink[8];
+static void chains(void *arg)
+{
+    (void)arg;
+    int core = (int)pi_core_id();
+    float a0 = 1.0f + (float)core, a1 = 1.1f, a2 = 1.2f, a3 = 1.3f, a4 = 1.4f, a5 = 1.5f,
+          a6 = 1.6f, a7 = 1.7f, b = 0.999f, c = 0.001f;
+    pi_cl_team_barrier();
+    unsigned t0 = cyc();
+    for (int i = 0; i < %(iters)d; i++) {
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a0) : "f"(b), "f"(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a1) : "f"(b), "f"(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a2) : "f"(b), "f"(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a3) : "f"(b), "f"(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a4) : "f"(b), "f"(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a5) : "f"(b), "f"(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a6) : "f"(b), "f"(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a7) : "f"(b), "f"(c));
+    }
+    res[core] = cyc() - t0;
+    sink[core] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+}
+static void run(void *arg)
+{
+    (void)arg;
+    static const int teams[4] = {1, 2, 4, 8};
+    for (int t = 0; t < 4; t++) {
+        int n = teams[t];
+        pi_cl_team_fork(n, chains, NULL);
+        unsigned mx = 0;
+        for (int i = 0; i < n; i++) if (res[i] > mx) mx = res[i];
+        printf("FMA %%d %%u %%u\n", n, (unsigned)(n * %(iters)d * 8), mx);
+    }
+}
+"""
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    cores: int
+    fmadds: int
+    cycles: int
+
+    @property
+    def per_cycle(self) -> float:
+        return self.fmadds / self.cycles
+
+
+def measure_ceiling() -> list[Ceiling]:
+    """8 independent fmadd.s chains per core, register only, 1/2/4/8 cores;
+    cycles are the slowest core's."""
+    out = run_program(FMA_PROBE % {"iters": FMA_ITERS})
+    return [Ceiling(int(n), int(f), int(c)) for n, f, c in lines(out, "FMA")]
+
+
+# ------------------------------------------------------------------ DMA
+
+DMA_PROBE = r"""
+#include "bsp/ram.h"
+#include "bsp/ram/hyperram.h"
+static void run(void *arg)
+{
+    (void)arg;
+    static const unsigned sizes[] = {%(sizes)s};
+    uint8_t *ext = pi_l2_malloc(%(maxsize)d);
+    uint8_t *loc = pi_cl_l1_malloc(&cluster, %(maxsize)d);
+    if (!ext || !loc) { printf("ERROR alloc\n"); return; }
+    pi_cl_dma_cmd_t cmd;
+    for (int dir = 0; dir < 2; dir++) {
+        int d = dir ? PI_CL_DMA_DIR_LOC2EXT : PI_CL_DMA_DIR_EXT2LOC;
+        for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+            unsigned s = sizes[i];
+            for (int rep = 0; rep < 2; rep++) {  /* the second one is reported */
+                unsigned t0 = cyc();
+                pi_cl_dma_cmd((uint32_t)ext, (uint32_t)loc, s, d, &cmd);
+                unsigned t1 = cyc();
+                pi_cl_dma_cmd_wait(&cmd);
+                unsigned t2 = cyc();
+                if (rep) printf("DMA1 %%d %%u %%u %%u\n", dir, s, t1 - t0, t2 - t0);
+            }
+            /* 2-D: rows of %(row)d bytes every 2 x %(row)d bytes in L2 */
+            if (s >= %(row)d && s * 2u <= %(maxsize)du) {
+                for (int rep = 0; rep < 2; rep++) {
+                    unsigned t0 = cyc();
+                    pi_cl_dma_cmd_2d((uint32_t)ext, (uint32_t)loc, s, 2u * %(row)du, %(row)du, d,
+                                     &cmd);
+                    unsigned t1 = cyc();
+                    pi_cl_dma_cmd_wait(&cmd);
+                    unsigned t2 = cyc();
+                    if (rep) printf("DMA2 %%d %%u %%u %%u\n", dir, s, t1 - t0, t2 - t0);
+                }
+            }
+        }
+    }
+    /* a wait on a command that is done: the wait's own cycles */
+    for (int rep = 0; rep < 3; rep++) {
+        pi_cl_dma_cmd((uint32_t)ext, (uint32_t)loc, 64u, PI_CL_DMA_DIR_EXT2LOC, &cmd);
+        for (volatile int i = 0; i < 200; i++) {
+        }
+        unsigned t0 = cyc();
+        pi_cl_dma_cmd_wait(&cmd);
+        printf("WAITDONE %%u\n", cyc() - t0);
+    }
+%(ram)s
+}
+"""
+
+RAM_PART = r"""
+    struct pi_device ram;
+    struct pi_hyperram_conf rc;
+    pi_hyperram_conf_init(&rc);
+    pi_open_from_conf(&ram, &rc);
+    if (pi_ram_open(&ram)) { printf("ERROR ram\n"); return; }
+    uint32_t l3;
+    if (pi_ram_alloc(&ram, &l3, %(maxsize)du)) { printf("ERROR ram alloc\n"); return; }
+    pi_cl_ram_req_t req;
+    for (int dir = 0; dir < 2; dir++) {
+        for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+            unsigned s = sizes[i];
+            unsigned t0 = cyc();
+            pi_cl_ram_copy(&ram, l3, ext, s, dir ? 0 : 1, &req);
+            pi_cl_ram_copy_wait(&req);
+            printf("RAM %%d %%u %%u\n", dir, s, cyc() - t0);
+        }
+    }
+"""
+
+
+@dataclass
+class Transfers:
+    #: (direction "L2->L1"/"L1->L2", rank 1/2) -> [(bytes, cycles)]
+    dma: dict[tuple[str, int], list[tuple[int, int]]] = field(default_factory=dict)
+    #: direction "L3->L2"/"L2->L3" -> [(bytes, cycles)]
+    ram: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    #: cycles the cluster controller spent issuing each DMA command
+    issue: list[int] = field(default_factory=list)
+    #: cycles of a wait on a command already done
+    wait_done: list[int] = field(default_factory=list)
+
+
+def measure_transfers(sizes: list[int], row: int = 256, ram: bool = True) -> Transfers:
+    """Cycles of one cluster-DMA copy from issue to the end of its wait, 1-D
+    and 2-D (rows of `row` bytes), both directions; with `ram`, one HyperRAM
+    copy (the synchronous gvsoc layer) each direction."""
+    mx = max(sizes) * 2
+    text = DMA_PROBE % {
+        "sizes": ", ".join(f"{s}u" for s in sizes),
+        "maxsize": mx,
+        "row": row,
+        "ram": (RAM_PART % {"maxsize": mx}) if ram else "",
+    }
+    out = run_program(text.replace('#include "dm_kernels.h"', ""), timeout=900)
+    t = Transfers()
+    for tag, rank in (("DMA1", 1), ("DMA2", 2)):
+        for d, s, issue, total in lines(out, tag):
+            key = ("L1->L2" if d == "1" else "L2->L1", rank)
+            t.issue.append(int(issue))
+            t.dma.setdefault(key, []).append((int(s), int(total)))
+    t.wait_done = [int(x[0]) for x in lines(out, "WAITDONE")]
+    for d, s, total in lines(out, "RAM"):
+        t.ram.setdefault("L2->L3" if d == "1" else "L3->L2", []).append((int(s), int(total)))
+    return t
+
+
+def fit(points: list[tuple[int, int]]) -> tuple[float, float]:
+    """Least squares cycles = a + x / b over (x, cycles): (a, b); b = x per cycle."""
+    n = len(points)
+    sx = sum(x for x, _ in points)
+    sy = sum(y for _, y in points)
+    sxx = sum(x * x for x, _ in points)
+    sxy = sum(x * y for x, y in points)
+    slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+    a = (sy - slope * sx) / n
+    return a, 1.0 / slope
+
+
+# ------------------------------------------------------------------ kernels
+
+
+@dataclass(frozen=True)
+class KernelCase:
+    """One kernel call: `decl` allocates its buffers (l1f) and fills `a`."""
+
+    name: str  # row label
+    family: str  # cost-model family (targets.boards.KERNEL_FAMILIES)
+    group: str  # bench table group (gemm, conv 3x3, depthwise, ...)
+    shape: str
+    macs: int
+    fn: str
+    decl: str
+    units: int = 0  # work units the kernel splits over the cores (0: even split)
+
+    def effective(self, cores: int) -> float:
+        """The MACs as the cost model sees them: the busiest core's share x cores."""
+        if not self.units:
+            return float(self.macs)
+        return self.macs * cores * -(-self.units // cores) / self.units
+
+
+def gemm(m: int, n: int, k: int, ta: int, tb: int, label: str) -> KernelCase:
+    form = {(0, 0): "A B", (0, 1): "A B^T", (1, 0): "A^T B", (1, 1): "A^T B^T"}[(ta, tb)]
+    decl = (
+        "dm_gemm_args_t a = {0};\n"
+        f"a.A = l1f({m * k}u, 1); a.B = l1f({k * n}u, 2); a.Y = l1f({m * n}u, 3);\n"
+        f"a.M = {m}; a.N = {n}; a.K = {k}; a.trans_a = {ta}; a.trans_b = {tb};\n"
+        "a.alpha = 1.0f; a.beta = 0.0f;\n"
+    )
+    return KernelCase(
+        f"gemm {form}",
+        "gemm",
+        "gemm",
+        f"{label} M{m} N{n} K{k}".strip(),
+        m * n * k,
+        "dm_gemm_fp32",
+        decl,
+        m,
+    )
+
+
+def _conv_geom(n: int, c: int, m: int, h: int, k: int, g: int) -> str:
+    pad = k // 2
+    return (
+        f"a.batch = {n}; a.in_ch = {c}; a.in_h = {h}; a.in_w = {h}; a.out_ch = {m};\n"
+        f"a.k_h = {k}; a.k_w = {k}; a.out_h = {h}; a.out_w = {h}; a.groups = {g};\n"
+        f"a.stride_h = 1; a.stride_w = 1; a.dil_h = 1; a.dil_w = 1; a.pad_top = {pad};"
+        f" a.pad_left = {pad};\n"
+    )
+
+
+def conv(
+    group: str, n: int, c: int, m: int, h: int, k: int, g: int, label: str
+) -> list[KernelCase]:
+    macs = n * m * h * h * (c // g) * k * k
+    xs, ws, ys = n * c * h * h, m * (c // g) * k * k, n * m * h * h
+    shape = f"{label} {n}x{c}x{h}x{h}->{m} k{k} g{g}"
+    geom = _conv_geom(n, c, m, h, k, g)
+    fwd = (
+        "dm_conv2d_args_t a = {0};\n"
+        f"a.X = l1f({xs}u, 1); a.W = l1f({ws}u, 2); a.Y = l1f({ys}u, 3);\n" + geom
+    )
+    grad = (
+        "dm_conv2d_grad_args_t a = {0};\n"
+        f"a.dY = l1f({ys}u, 4); a.X = l1f({xs}u, 1); a.W = l1f({ws}u, 2);\n" + geom
+    )
+    return [
+        KernelCase(f"{group} fwd", "conv", group, shape, macs, "dm_conv2d_fp32", fwd),
+        KernelCase(
+            f"{group} dX",
+            "conv",
+            group,
+            shape,
+            macs,
+            "dm_conv2d_grad_input_fp32",
+            grad + f"a.dX = l1f({xs}u, 5);\n",
+        ),
+        KernelCase(
+            f"{group} dW",
+            "conv",
+            group,
+            shape,
+            macs,
+            "dm_conv2d_grad_weight_fp32",
+            grad + f"a.dW = l1f({ws}u, 5);\n",
+        ),
+    ]
+
+
+def maxpool(planes: int, h: int, label: str) -> KernelCase:
+    o = h // 2
+    decl = (
+        "dm_pool2d_args_t a = {0};\n"
+        f"a.X = l1f({planes * h * h}u, 1); a.Y = l1f({planes * o * o}u, 2);\n"
+        f"a.indices = (int64_t *)l1f({planes * o * o * 2}u, 3);\n"
+        f"a.planes = {planes}; a.in_h = {h}; a.in_w = {h}; a.out_h = {o}; a.out_w = {o};\n"
+        "a.k_h = 2; a.k_w = 2; a.stride_h = 2; a.stride_w = 2; a.dil_h = 1; a.dil_w = 1;\n"
+        f"a.tile_ch = {planes}; a.frame_c = {planes}; a.frame_h = {h}; a.frame_w = {h};\n"
+    )
+    return KernelCase(
+        "maxpool 2x2",
+        "reduce",
+        "pooling",
+        f"{label} {planes}x{h}x{h}",
+        planes * o * o * 4,
+        "dm_maxpool2d_fp32",
+        decl,
+    )
+
+
+def layernorm(rows: int, cols: int, label: str) -> KernelCase:
+    decl = (
+        "dm_layernorm_args_t a = {0};\n"
+        f"a.X = l1f({rows * cols}u, 1); a.scale = l1f({cols}u, 2); a.bias = l1f({cols}u, 3);\n"
+        f"a.Y = l1f({rows * cols}u, 4); a.mean = l1f({rows}u, 5); a.inv_std = l1f({rows}u, 6);\n"
+        f"a.rows = {rows}; a.cols = {cols}; a.epsilon = 1e-5f;\n"
+    )
+    return KernelCase(
+        "layernorm",
+        "reduce",
+        "layernorm",
+        f"{label} {rows}x{cols}",
+        rows * cols,
+        "dm_layernorm_fp32",
+        decl,
+    )
+
+
+def softmax(rows: int, cols: int, label: str) -> KernelCase:
+    decl = (
+        "dm_softmax_args_t a = {0};\n"
+        f"a.X = l1f({rows * cols}u, 1); a.Y = l1f({rows * cols}u, 2);\n"
+        f"a.outer = {rows}; a.len = {cols}; a.inner = 1;\n"
+    )
+    return KernelCase(
+        "softmax", "loss", "softmax", f"{label} {rows}x{cols}", rows * cols, "dm_softmax_fp32", decl
+    )
+
+
+def sce(batch: int, classes: int) -> KernelCase:
+    """The loss op: log-probabilities per row, then the mean (two forks)."""
+    decl = (
+        "dm_sce_args_t a = {0};\n"
+        f"a.logits = l1f({batch * classes}u, 1); a.labels = (int64_t *)l1f({batch * 2}u, 0);\n"
+        f"memset((void *)a.labels, 0, {batch * 8}u);\n"
+        f"a.log_prob = l1f({batch * classes}u, 2); a.loss = l1f(1u, 3);\n"
+        f"a.batch = {batch}; a.classes = {classes}; a.reduction = DM_REDUCTION_MEAN;\n"
+    )
+    return KernelCase(
+        "softmax cross-entropy",
+        "loss",
+        "loss",
+        f"{batch}x{classes}",
+        batch * classes,
+        "dm_sce_logprob_fp32, &a);\n            pi_cl_team_fork(n, dm_sce_reduce_fp32",
+        decl,
+        batch,
+    )
+
+
+def relu(size: int) -> KernelCase:
+    decl = (
+        f"dm_unary_args_t a = {{0}};\na.X = l1f({size}u, 1); a.Y = l1f({size}u, 2);"
+        f" a.size = {size};\n"
+    )
+    return KernelCase("relu", "elementwise", "elementwise", f"{size}", size, "dm_relu_fp32", decl)
+
+
+def sgd(size: int) -> KernelCase:
+    decl = (
+        "dm_sgd_args_t a = {0};\n"
+        f"a.weight = l1f({size}u, 1); a.grad = l1f({size}u, 2); a.lr = l1f(1u, 3);"
+        f" a.out = l1f({size}u, 4); a.size = {size};\n"
+    )
+    return KernelCase("sgd", "optimizer", "optimizer", f"{size}", size, "dm_sgd_fp32", decl)
+
+
+KERNEL_PROBE_CASE = r"""
+    {
+        %(decl)s
+        for (int t = 0; t < %(nteams)d; t++) {
+            int n = teams[t];
+            unsigned tc = cyc();
+            pi_cl_team_fork(n, %(fn)s, &a);  /* warm the instruction cache */
+            tc = cyc() - tc;
+            unsigned t0 = cyc();
+            pi_cl_team_fork(n, %(fn)s, &a);
+            unsigned t1 = cyc();
+            printf("KCOLD %(idx)d %%d %%u\n", n, tc);
+            printf("K %(idx)d %%d %%u\n", n, t1 - t0);
+        }
+        pi_cl_l1_free_all();
+    }
+"""
+
+KERNEL_PROBE = r"""
+static void pi_cl_l1_free_all(void);
+static void *allocs[16];
+static unsigned nallocs, alloc_sizes[16];
+static float *l1f_track(unsigned n, int seed)
+{
+    float *p = l1f(n, seed);
+    if (nallocs < 16) { allocs[nallocs] = p; alloc_sizes[nallocs++] = n * 4u; }
+    return p;
+}
+#define l1f l1f_track
+static void pi_cl_l1_free_all(void)
+{
+    while (nallocs) { nallocs--; pi_cl_l1_free(&cluster, allocs[nallocs], alloc_sizes[nallocs]); }
+}
+static void run(void *arg)
+{
+    (void)arg;
+    static const int teams[] = {%(teams)s};
+%(cases)s
+}
+"""
+
+
+def measure_kernels(
+    cases: list[KernelCase], teams: tuple[int, ...] = (1, 8), flags: str = FLAGS
+) -> dict[tuple[int, int], int]:
+    """{(case index, team size): cycles of one call} (the second of two calls)."""
+    body = "".join(
+        KERNEL_PROBE_CASE
+        % {"decl": c.decl.replace("\n", "\n        "), "fn": c.fn, "idx": i, "nteams": len(teams)}
+        for i, c in enumerate(cases)
+    )
+    out = run_program(
+        KERNEL_PROBE % {"teams": ", ".join(map(str, teams)), "cases": body}, flags=flags
+    )
+    if "ERROR" in out:
+        raise RuntimeError(next(ln for ln in out.splitlines() if "ERROR" in ln))
+    return {(int(i), int(n)): int(c) for i, n, c in lines(out, "K")}
