@@ -104,7 +104,7 @@ def fast_build(monkeypatch: pytest.MonkeyPatch) -> None:
     kernels compile several times faster, and the numbers are the same bits
     (no -ffast-math; the kernels contract with explicit fmaf).
     tests/test_end_to_end.py keeps the Makefile's -O2."""
-    monkeypatch.setenv("CFLAGS", "-std=c11 -O0 -Wall -Wextra -Werror")
+    monkeypatch.setenv("CFLAGS", "-std=gnu11 -ffp-contract=off -O0 -Wall -Wextra -Werror")
 
 
 @pytest.fixture

@@ -75,7 +75,7 @@ SUMMARY = re.compile(r": (\d+)/(\d+) outputs match \(atol 0\.0001, largest \|dif
 
 @pytest.fixture(autouse=True)
 def _fast_build(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CFLAGS", "-std=c11 -O0 -Wall -Wextra -Werror")
+    monkeypatch.setenv("CFLAGS", "-std=gnu11 -ffp-contract=off -O0 -Wall -Wextra -Werror")
 
 
 @pytest.mark.parametrize(("folder", "config"), CASES, ids=[f"{d}-{c}" for d, c in CASES])

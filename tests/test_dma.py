@@ -155,7 +155,8 @@ def _build_and_run(tmp: Path, main: str) -> subprocess.CompletedProcess[str]:
     build = subprocess.run(
         [
             "gcc",
-            "-std=c11",
+            "-std=gnu11",
+            "-ffp-contract=off",
             "-Wall",
             "-Wextra",
             "-Werror",

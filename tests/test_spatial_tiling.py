@@ -82,7 +82,7 @@ def _graph() -> tuple[bytes, dict[str, np.ndarray]]:
 @pytest.fixture(autouse=True)
 def _fast_build(monkeypatch: pytest.MonkeyPatch) -> None:
     """-O0 (as tests/test_deeploy_graphs.py: the same bits, no -ffast-math)."""
-    monkeypatch.setenv("CFLAGS", "-std=c11 -O0 -Wall -Wextra -Werror")
+    monkeypatch.setenv("CFLAGS", "-std=gnu11 -ffp-contract=off -O0 -Wall -Wextra -Werror")
 
 
 @pytest.fixture(scope="module")

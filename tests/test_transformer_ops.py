@@ -1093,7 +1093,7 @@ def test_emitted_c_matches_onnxruntime(
     split every op the tiler may split."""
     from deeploy_mlir.cli import main
 
-    monkeypatch.setenv("CFLAGS", "-std=c11 -O0 -Wall -Wextra -Werror")
+    monkeypatch.setenv("CFLAGS", "-std=gnu11 -ffp-contract=off -O0 -Wall -Wextra -Werror")
     d = _folder(tmp_path, which)
     code = main(["test", str(d), *CONFIGS[config](which), "--keep", str(tmp_path / "proj")])
     out = capsys.readouterr().out
