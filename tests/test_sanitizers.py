@@ -25,7 +25,10 @@ from host_run import lower_and_run
 
 EXAMPLES = example_dirs()
 MODELS = model_dirs()
-SAN = "-std=gnu11 -ffp-contract=off -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all"
+SAN = (
+    "-std=gnu11 -ffp-contract=off -O1 -g -Wall -Wextra -Werror "
+    "-fsanitize=address,undefined -fno-sanitize-recover=all"
+)
 
 
 def _has_sanitizers(tmp: Path) -> bool:
