@@ -12,7 +12,8 @@ identical bits: the kernels are built with -ffp-contract=off (as every build
 of the emitted code), so gcc contracts no a*b+c by itself, and gemm's
 explicit fmaf is rebuilt here by fma32 (exact product and sum in float64
 rounded to odd, then to float32), itself checked against exact rational
-arithmetic. Gemm is also held within the rounding error bound (K + 2) * 2**-24 * (|alpha| sum|a*b| + |beta c|) of the float64
+arithmetic. Gemm is also held within the rounding error bound
+(K + 2) * 2**-24 * (|alpha| sum|a*b| + |beta c|) of the float64
 product. Elsewhere (exp, log) the tolerance is a few float32 ulps."""
 
 from __future__ import annotations
