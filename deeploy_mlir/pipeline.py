@@ -37,6 +37,7 @@ def pipeline_for(
     regime: str | None = None,
     board: str | None = None,
     l3_budget: int = 0,
+    stacks: int = 0,
 ) -> str:
     """The pipeline `lower`/`run` use: bufferization, the L3 homes (`l2`: the
     L2 budget, tensors that do not fit go to L3; `weights=L3` forces the
@@ -50,7 +51,10 @@ def pipeline_for(
 
     With a `regime` (auto, resident, spill, stream), memory-regime chooses the
     homes from the capacities of `board` (default: the target's, TARGET_BOARDS;
-    `l2`/`l3_budget` when given) instead of memory-home."""
+    `l2`/`l3_budget` when given) instead of memory-home.
+
+    `l1` is the arena's budget; `stacks`, the L1 the cluster stacks take
+    beside it, is only named in tile-select's errors."""
     passes = ["training-inplace-alias"] if inplace else []
     passes.append("training-bufferize{level=L2}")
     l3 = bool(l2) or weights != "L2" or home != "L2"
@@ -74,8 +78,9 @@ def pipeline_for(
         buffers = 2 if buffering == "double" and tiling == "tiled" else 1
         # the L3 stage tiles are double-buffered by `double` and `double-l3`
         l3_buffers = 1 if buffering == "single" else 2
+        reserved = f" stacks={stacks}" if stacks else ""
         passes += [
-            f"tile-select{{l1={l1} l2={l2} solver={solver} buffers={buffers} "
+            f"tile-select{{l1={l1}{reserved} l2={l2} solver={solver} buffers={buffers} "
             f"l3_buffers={l3_buffers}}}",
             "tiling-materialize",
         ]

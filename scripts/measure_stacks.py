@@ -22,12 +22,22 @@ sys.path.insert(0, str(ROOT))
 
 from deeploy_mlir.emitters.c import C_LANG  # noqa: E402
 from deeploy_mlir.targets.pulp_sdk import SdkFlags, pulp_sdk_root  # noqa: E402
-from deeploy_mlir.targets.stacks import kernel_entries, measure, step_and_harness  # noqa: E402
+from deeploy_mlir.targets.stacks import (  # noqa: E402
+    kernel_entries,
+    measure,
+    stack_reservation,
+    step_and_harness,
+)
 
 OPTS = ("-O2", "-O3")
 STEPS = ("RunTrainingNetwork", "RunOptimizerNetwork")
-#: lower options of the projects measured (each with --data of the example)
-VARIANTS = (["--l1", "4096"], ["--tiling", "untiled", "--l1", "10000000"], ["--home", "L3"])
+#: lower options of the projects measured (each with --data of the example):
+#: tiled with a 2,048-byte arena (several tiles per op), untiled, all in L3
+VARIANTS = (
+    ["--l1", str(stack_reservation() + 2048)],
+    ["--tiling", "untiled", "--l1", "10000000"],
+    ["--home", "L3"],
+)
 
 
 def sdk_cflags(sdk: Path, overlay: Path) -> list[str]:
@@ -37,7 +47,7 @@ def sdk_cflags(sdk: Path, overlay: Path) -> list[str]:
 def kernel_paths(sdk: Path, overlay: Path) -> dict[str, tuple[int, str]]:
     rt = ROOT / "runtime_c"
     srcs = sorted((rt / "kernels").glob("*.c"))
-    flags = sdk_cflags(sdk, overlay) + [f"-I{rt / 'include'}", "-DNUM_CORES=8"]
+    flags = [*sdk_cflags(sdk, overlay), f"-I{rt / 'include'}", "-DNUM_CORES=8"]
     out: dict[str, tuple[int, str]] = {}
     for opt in OPTS:
         g = measure(srcs, flags, opt)
@@ -68,19 +78,21 @@ def main() -> int:
         name = max(kp, key=lambda k: kp[k][0])
         print(f"KERNEL_PATH = {kp[name][0]}  # {name} ({kp[name][1]})")
         worst = {"STEP": (0, ""), "HARNESS": (0, "")}
-        for ex in sorted(p.parent for p in (ROOT / "examples").glob("*/expected.json")):
+        examples = {p.parent for p in (ROOT / "examples").glob("*/expected.json")}
+        examples |= {p.parent for p in (ROOT / "examples").glob("*/reference.json")}
+        for ex in sorted(examples):
             for i, variant in enumerate(VARIANTS):
                 proj = Path(d) / f"{ex.name}_{i}"
                 cmd = [sys.executable, "-m", "deeploy_mlir.cli", "lower", str(ex), "-o", str(proj)]
                 r = subprocess.run(
-                    cmd + ["--data", str(ex / "data.npz"), *variant],
+                    [*cmd, "--data", str(ex / "data.npz"), *variant],
                     capture_output=True,
                     text=True,
                     cwd=ROOT,
                 )
                 if r.returncode != 0:
-                    print(f"  {ex.name} {variant}: {r.stderr.strip()}", file=sys.stderr)
-                    continue
+                    print(f"error: {ex.name} {variant}: {r.stderr.strip()}", file=sys.stderr)
+                    return 1
                 for k, v in project_frames(args.sdk, overlay, proj).items():
                     if v > worst[k][0]:
                         worst[k] = (v, f"{ex.name} {' '.join(variant)}")

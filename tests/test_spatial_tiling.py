@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import STACKS
 from onnx import TensorProto, helper
 from onnx_builders import init, make_model, vi
 
@@ -101,9 +102,25 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 CONFIGS = {
-    "single-gap9": ["--l1", "700", "--buffering", "single", "--target", "gap9"],
-    "double-pulp-open": ["--l1", "1400", "--buffering", "double", "--target", "pulp-open"],
-    "double-home-L3": ["--l1", "1400", "--buffering", "double", "--home", "L3", "--l2", "64000"],
+    "single-gap9": ["--l1", str(STACKS + 700), "--buffering", "single", "--target", "gap9"],
+    "double-pulp-open": [
+        "--l1",
+        str(STACKS + 1400),
+        "--buffering",
+        "double",
+        "--target",
+        "pulp-open",
+    ],
+    "double-home-L3": [
+        "--l1",
+        str(STACKS + 1400),
+        "--buffering",
+        "double",
+        "--home",
+        "L3",
+        "--l2",
+        "64000",
+    ],
 }
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
+from conftest import STACKS
 from kernel_harness import (
     Guarded,
     KernelLib,
@@ -1077,9 +1078,11 @@ def _folder(tmp_path: Path, which: str) -> Path:
 BUDGETS = {"forward": (300, 600), "backward": (800, 1600)}
 CONFIGS = {
     "untiled": lambda w: ["--tiling", "untiled"],
-    "tiled-single": lambda w: ["--l1", str(BUDGETS[w][0]), "--buffering", "single"],
-    "tiled-double": lambda w: ["--l1", str(BUDGETS[w][1]), "--buffering", "double"],
-    "tiled-home-L3": lambda w: ["--l1", str(BUDGETS[w][1]), "--l2", "60000", "--home", "L3"],
+    "tiled-single": lambda w: ["--l1", str(STACKS + BUDGETS[w][0]), "--buffering", "single"],
+    "tiled-double": lambda w: ["--l1", str(STACKS + BUDGETS[w][1]), "--buffering", "double"],
+    "tiled-home-L3": lambda w: [
+        *["--l1", str(STACKS + BUDGETS[w][1]), "--l2", "60000", "--home", "L3"]
+    ],
 }
 
 

@@ -32,6 +32,7 @@ from deeploy_mlir.interp.interpreter import (
     str_attr,
 )
 from deeploy_mlir.passes.arena_plan import nbytes
+from deeploy_mlir.targets.stacks import cluster_stacks
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -1092,6 +1093,7 @@ class Project:
             "n_calls": self.n_calls,
             "sdk": TARGETS[self.opts.target],
             "c_lang": " ".join(C_LANG),
+            "stacks": cluster_stacks(self.opts.num_cores),
             "rv32": self._rv32_memory(),
         }
 
@@ -1099,6 +1101,8 @@ class Project:
         from deeploy_mlir.memory.report import MANIFEST_VERSION, memory_summary
 
         summary = memory_summary(self.module)  # the schema: docs/manifest.md
+        stacks = cluster_stacks(self.opts.num_cores)
+        summary["memory"]["L1"]["stack_bytes"] = stacks.total
         return {
             "version": MANIFEST_VERSION,
             "target": self.opts.target,
@@ -1107,6 +1111,12 @@ class Project:
             "memory": summary["memory"],
             "buffers": summary["buffers"],
             "kernel_calls": self.n_calls,
+            "cluster_stacks": {
+                "stack_size": stacks.cc,
+                "slave_stack_size": stacks.worker,
+                "cores": stacks.cores,
+                "l1_bytes": stacks.total,
+            },
             **self._tiling(),
         }
 

@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # -- measured (scripts/measure_stacks.py) -------------------------------------
-KERNEL_PATH = 224
-STEP_FRAME = 96
-HARNESS_PATH = 288
+KERNEL_PATH = 416
+STEP_FRAME = 480
+HARNESS_PATH = 416
 # -- allowances -------------------------------------------------------------------
 #: a call to a function whose frame is not measured (libm)
 EXTERNAL_CALL = 128
@@ -86,6 +86,21 @@ def cluster_stacks(cores: int = 8) -> ClusterStacks:
 def stack_reservation(cores: int = 8) -> int:
     """L1 bytes the cluster stacks take from an --l1 budget."""
     return cluster_stacks(cores).total
+
+
+def l1_arena_budget(l1: int, cores: int = 8) -> int:
+    """What an L1 budget of `l1` bytes leaves for the arena once the cluster
+    stacks are counted; a budget that leaves nothing is an error."""
+    from deeploy_mlir.errors import DeeployError
+
+    s = cluster_stacks(cores)
+    if l1 <= s.total:
+        raise DeeployError(
+            f"the L1 budget is {l1} bytes but the cluster stacks alone take {s.total} "
+            f"({s.cc} for the cluster controller, {cores - 1} x {s.worker} for the other "
+            f"cores) (--l1)"
+        )
+    return l1 - s.total
 
 
 # -- measuring ----------------------------------------------------------------------
@@ -156,8 +171,17 @@ def measure(
         for i, src in enumerate(sources):
             obj = Path(d) / f"{i}_{src.stem}.o"
             r = subprocess.run(
-                [cc, *cflags, opt, "-fstack-usage", "-fcallgraph-info=su", "-c", str(src)]
-                + ["-o", str(obj)],
+                [
+                    cc,
+                    *cflags,
+                    opt,
+                    "-fstack-usage",
+                    "-fcallgraph-info=su",
+                    "-c",
+                    str(src),
+                    "-o",
+                    str(obj),
+                ],
                 capture_output=True,
                 text=True,
                 cwd=d,
