@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_MODELS
+from conftest import SHARED_MODELS, STACKS
 
 from deeploy_mlir.cli import main
 
@@ -50,7 +50,8 @@ UNTILED = ["--tiling", "untiled", "--l1", L2, "--l2", L2]
 
 
 def tiled(l1: int, home: str, buffering: str) -> list[str]:
-    return ["--l1", str(l1), "--l2", L2, "--home", home, "--buffering", buffering]
+    """`l1`: the L1 arena's budget (--l1 adds the cluster stacks)."""
+    return ["--l1", str(STACKS + l1), "--l2", L2, "--home", home, "--buffering", buffering]
 
 
 MATRIX: dict[str, list[str]] = {"untiled": UNTILED}
