@@ -134,11 +134,12 @@ _COPY = re.compile(
 
 def _copies(text: str) -> list[tuple[int, str, str, str]]:
     """(offset, call, direction, request) of every copy in `text`; the
-    request is the name of the variable or array passed by address."""
+    request is the static array passed by address with the first index of
+    the request's objects (`dm_dma_cmds[4u`: a ring's slot index follows)."""
     out = []
     for m in _COPY.finditer(text):
         args = m.group(2)
-        req = re.search(r"&(\w+)(?:\[[^\]]*\])?\s*$", args)
+        req = re.search(r"&(\w+\[\d+u)(?:[^\]]*\])?\s*$", args)
         assert req is not None, m.group(0)
         if m.group(1).startswith("pi_cl_dma"):
             direction = "in" if "PI_CL_DMA_DIR_EXT2LOC" in args else "out"
