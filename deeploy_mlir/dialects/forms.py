@@ -48,6 +48,12 @@ def _ops(module: ModuleOp, cls: type) -> list[object]:
     return [o for o in module.walk() if isinstance(o, cls)]
 
 
+#: the module attribute tile-select always sets (its stopped-early list):
+#: tile-select ran, even when every op fits whole and tiling-materialize
+#: left neither tile choices nor loops behind
+_TILE_SELECTED = "tiling.stopped_early"
+
+
 def _materialized_loops(module: ModuleOp) -> bool:
     """Tile or stage loops of tiling-materialize (memory-regime's staging
     copies around whole ops are not tile choices)."""
@@ -65,7 +71,11 @@ def problems(module: ModuleOp, needs: tuple[str, ...]) -> str | None:
             return "expects buffer-form IR (run training-bufferize first)"
         if need == UNPLANNED and _planned(module):
             return "must run before arena-plan"
-        if need == UNTILED and (_ops(module, TiledOp) or _materialized_loops(module)):
+        if need == UNTILED and (
+            _ops(module, TiledOp)
+            or _materialized_loops(module)
+            or _TILE_SELECTED in module.attributes
+        ):
             return "expects IR without tile choices (run it once, before tiling-materialize)"
         if need == CHOSEN and not _ops(module, TiledOp):
             return "finds no tile choices (run tile-select first)"
