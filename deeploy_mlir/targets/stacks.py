@@ -45,7 +45,7 @@ from pathlib import Path
 # -- measured (scripts/measure_stacks.py, 2026-11-24) --------------------------
 KERNEL_PATH = 416  # dm_conv2d_fp32 (-O2)
 STEP_FRAME = 480  # ds_cnn, 2,048-byte L1 arena
-HARNESS_PATH = 416  # cct --home L3
+HARNESS_PATH = 544  # autoencoder --home L3
 # -- allowances -------------------------------------------------------------------
 #: a call to a function whose frame is not measured (libm)
 EXTERNAL_CALL = 128
