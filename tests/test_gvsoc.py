@@ -236,8 +236,11 @@ def test_no_cross_compiler(tmp_path: Path) -> None:
 
 
 def test_hang_stops_at_the_time_limit() -> None:
+    # ds_cnn: about 14 s of simulation, far over the 1 s limit (mlp_small's
+    # whole run can end within 1 s on an idle machine)
+    d = EXAMPLES / "ds_cnn"
     t0 = time.monotonic()
-    r = _run_mlp("--gvsoc-timeout", "1")
+    r = run_cli("run", d, *training_args(d), "--on", "gvsoc", "--gvsoc-timeout", "1")
     _one_line_error(r, "hung", "1 s")
     assert time.monotonic() - t0 < 120
 
