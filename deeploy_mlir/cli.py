@@ -1191,6 +1191,10 @@ def _sweep(args: argparse.Namespace) -> int:
 _INTERRUPTED: list[bool] = []
 
 
+def _ignore_unraisable(unraisable: object) -> None:
+    pass
+
+
 def _on_sigint(signum: int, frame: object) -> None:
     """Ctrl-C: remembered (a C extension being imported, numpy's, turns the
     KeyboardInterrupt into an ImportError), raised once, ignored after."""
@@ -1231,10 +1235,14 @@ def _main(argv: Sequence[str] | None = None) -> int:
         print(f"deeploy-mlir: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: one line, no traceback (outputs are cleaned up)
+        # a half-built object (a z3.Context stopped in its __init__) fails in
+        # its __del__ when the traceback is freed: not reported after Ctrl-C
+        sys.unraisablehook = _ignore_unraisable
         print("deeploy-mlir: interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # a bug of ours: one line, unless debugging
         if _INTERRUPTED:  # an interrupted import fails with another exception
+            sys.unraisablehook = _ignore_unraisable
             print("deeploy-mlir: interrupted", file=sys.stderr)
             return 130
         if os.environ.get("DEEPLOY_MLIR_DEBUG"):
