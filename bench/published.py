@@ -33,12 +33,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "examples" / "published"
 BIG = str(256 * 1024 * 1024)
+sys.path.insert(0, str(ROOT))
+from deeploy_mlir.targets.stacks import stack_reservation  # noqa: E402
+
+#: L1 arena budgets of 64,000 and 128,000 bytes: --l1 adds the cluster stacks
+A64, A128 = str(stack_reservation() + 64000), str(stack_reservation() + 128000)
 
 CONFIGS: dict[str, list[str]] = {
     "untiled": ["--tiling", "untiled", "--l1", BIG, "--l2", BIG],
-    "tiled, home L2": ["--l1", "64000", "--l2", "1024000", "--buffering", "single"],
-    "tiled, home L3": ["--l1", "64000", "--l2", "1024000", "--buffering", "single", "--home", "L3"],
-    "tiled at L1 128,000, home L2": ["--l1", "128000", "--l2", "1024000", "--buffering", "single"],
+    "tiled, home L2": ["--l1", A64, "--l2", "1024000", "--buffering", "single"],
+    "tiled, home L3": ["--l1", A64, "--l2", "1024000", "--buffering", "single", "--home", "L3"],
+    "tiled at L1 128,000, home L2": ["--l1", A128, "--l2", "1024000", "--buffering", "single"],
 }
 
 #: what Deeploy publishes for the same model (bytes), where we have a figure

@@ -431,6 +431,11 @@ def _budgets(args: argparse.Namespace) -> dict[str, int]:
     for lv in ("l1", "l2", "l3"):
         if getattr(args, lv) is not None:
             base[lv] = getattr(args, lv)
+    # the cluster stacks live in L1 beside the arena: "l1" is the arena's share
+    from deeploy_mlir.targets.stacks import l1_arena_budget, stack_reservation
+
+    base["l1_stacks"] = stack_reservation()
+    base["l1"] = l1_arena_budget(base["l1"])
     return base
 
 
@@ -530,6 +535,7 @@ def compile_model(args: argparse.Namespace, need_data: bool, notes: bool = True)
     spec = args.pass_pipeline or pipeline_for(
         args.tiling,
         budgets["l1"],
+        stacks=budgets["l1_stacks"],
         target=args.target,
         buffering=args.buffering,
         l2=budgets["l2"],
@@ -828,6 +834,7 @@ def _inplace_off(args: argparse.Namespace) -> dict[str, Any]:
     args.pass_pipeline = pipeline_for(
         args.tiling,
         _budgets(args)["l1"],
+        stacks=_budgets(args)["l1_stacks"],
         inplace=False,
         target=args.target,
         buffering=args.buffering,
@@ -854,6 +861,11 @@ def _print_report(man: dict[str, Any], off: dict[str, Any] | None, solver_ms: in
         if off:
             line += f" {off['memory'][lv]['arena_bytes']:>17}"
         print(line)
+    st = man["cluster_stacks"]
+    print(
+        f"L1 also holds the cluster stacks: {st['l1_bytes']} B ({st['stack_size']} for the "
+        f"cluster controller, {st['cores'] - 1} x {st['slave_stack_size']} for the other cores)"
+    )
     if solver_ms is not None:
         print(
             f"\ntile selection: {solver_ms} ms (Z3), {man['tiling']['stopped_early']} op(s) "
@@ -982,9 +994,11 @@ def _why_not(args: argparse.Namespace, tiling: str, l1: int) -> str | None:
 
 def cmd_minimal_l1(args: argparse.Namespace) -> int:
     """Smallest L1 budget (bytes) at which the model compiles, by bisection:
-    compiling is monotone in the budget (a tile that fits also fits more)."""
+    compiling is monotone in the budget (a tile that fits also fits more).
+    The bisection is over the arena's budget; the cluster stacks are added."""
     from deeploy_mlir import progress
     from deeploy_mlir.frontend.onnx_import import import_model
+    from deeploy_mlir.targets.stacks import stack_reservation
 
     progress.stage(f"import {args.model}")
     args._model = import_model(args.model, args.params)
@@ -1010,7 +1024,7 @@ def cmd_minimal_l1(args: argparse.Namespace) -> int:
                 hi = mid
             else:
                 lo = mid
-        result[tiling] = hi
+        result[tiling] = hi + stack_reservation()
     if all(b is None for b in result.values()):
         raise DeeployError(
             f"minimal-l1: the model compiles with no L1 budget up to the L2 budget "
@@ -1179,6 +1193,10 @@ def _sweep(args: argparse.Namespace) -> int:
 _INTERRUPTED: list[bool] = []
 
 
+def _ignore_unraisable(unraisable: object) -> None:
+    pass
+
+
 def _on_sigint(signum: int, frame: object) -> None:
     """Ctrl-C: remembered (a C extension being imported, numpy's, turns the
     KeyboardInterrupt into an ImportError), raised once, ignored after."""
@@ -1219,10 +1237,14 @@ def _main(argv: Sequence[str] | None = None) -> int:
         print(f"deeploy-mlir: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: one line, no traceback (outputs are cleaned up)
+        # a half-built object (a z3.Context stopped in its __init__) fails in
+        # its __del__ when the traceback is freed: not reported after Ctrl-C
+        sys.unraisablehook = _ignore_unraisable
         print("deeploy-mlir: interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # a bug of ours: one line, unless debugging
         if _INTERRUPTED:  # an interrupted import fails with another exception
+            sys.unraisablehook = _ignore_unraisable
             print("deeploy-mlir: interrupted", file=sys.stderr)
             return 130
         if os.environ.get("DEEPLOY_MLIR_DEBUG"):

@@ -48,7 +48,15 @@ def main(args: Sequence[str] | None = None) -> None:
     try:
         _main(args)
     except KeyboardInterrupt:
+        # objects the interrupt left half-built (a z3.Context stopped in its
+        # __init__) fail in their __del__ when the traceback is freed: after a
+        # Ctrl-C nothing but "interrupted" is printed
+        sys.unraisablehook = _ignore_unraisable
         _fail("interrupted", 130)
+
+
+def _ignore_unraisable(unraisable: object) -> None:
+    pass
 
 
 def _main(args: Sequence[str] | None) -> None:

@@ -39,6 +39,7 @@ def pipeline_for(
     board: str | None = None,
     l3_budget: int = 0,
     rlimit: int | None = None,
+    stacks: int = 0,
 ) -> str:
     """The pipeline `lower`/`run` use: bufferization, the L3 homes (`l2`: the
     L2 budget, tensors that do not fit go to L3; `weights=L3` forces the
@@ -55,7 +56,8 @@ def pipeline_for(
     `l2`/`l3_budget` when given) instead of memory-home.
 
     `rlimit`: tile-select's Z3 resource limit per solve (None: the pass's
-    default)."""
+    default). `l1` is the arena's budget; `stacks`, the L1 the cluster stacks take
+    beside it, is only named in tile-select's errors."""
     passes = ["training-inplace-alias"] if inplace else []
     passes.append("training-bufferize{level=L2}")
     l3 = bool(l2) or weights != "L2" or home != "L2"
@@ -80,8 +82,9 @@ def pipeline_for(
         # the L3 stage tiles are double-buffered by `double` and `double-l3`
         l3_buffers = 1 if buffering == "single" else 2
         limit = "" if rlimit is None else f" rlimit={rlimit}"
+        reserved = f" stacks={stacks}" if stacks else ""
         passes += [
-            f"tile-select{{l1={l1} l2={l2} solver={solver} buffers={buffers} "
+            f"tile-select{{l1={l1}{reserved} l2={l2} solver={solver} buffers={buffers} "
             f"l3_buffers={l3_buffers}{limit}}}",
             "tiling-materialize",
         ]

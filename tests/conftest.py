@@ -11,8 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from deeploy_mlir.targets.stacks import stack_reservation
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
+#: L1 bytes the cluster stacks take from every --l1 budget (the arena gets
+#: the rest): tests that mean an arena of N bytes pass --l1 STACKS + N
+STACKS = stack_reservation()
 SHARED_MODELS = ROOT.parent / "shared" / "models" / "deeploy"
 
 
@@ -43,7 +48,7 @@ def model_dirs() -> list[Path]:
 
 
 def model_l1(d: Path) -> int:
-    """An L1 budget at which every op of model `d` fits double-buffered and
+    """An L1 arena budget at which every op of model `d` fits double-buffered and
     most ops take several tiles (the CCTs' layer_norm_grad keeps [2, 16, 16]
     operands whole: 6,592 bytes per buffer)."""
     return 16384 if d.name.startswith("cct") else 8192
@@ -104,7 +109,7 @@ def fast_build(monkeypatch: pytest.MonkeyPatch) -> None:
     kernels compile several times faster, and the numbers are the same bits
     (no -ffast-math; the kernels contract with explicit fmaf).
     tests/test_end_to_end.py keeps the Makefile's -O2."""
-    monkeypatch.setenv("CFLAGS", "-std=c11 -O0 -Wall -Wextra -Werror")
+    monkeypatch.setenv("CFLAGS", "-std=gnu11 -ffp-contract=off -O0 -Wall -Wextra -Werror")
 
 
 @pytest.fixture

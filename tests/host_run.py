@@ -26,13 +26,22 @@ from deeploy_mlir.cli import main, parse_run_output
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "runtime_c"
 #: the generated Makefile's host rule: $(CFLAGS) -DNUM_CORES=$(NUM_CORES) (8)
-HOST_CFLAGS = ("-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-DNUM_CORES=8")
+HOST_CFLAGS = (
+    "-std=gnu11",
+    "-ffp-contract=off",
+    "-O2",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-DNUM_CORES=8",
+)
 GENERATED = ("Network.c", "TrainingNetwork.c", "OptimizerNetwork.c", "harness.c")
 
 
 #: the sanitizer build of tests/test_sanitizers.py (any finding aborts)
 SANITIZE_CFLAGS = (
-    "-std=c11",
+    "-std=gnu11",
+    "-ffp-contract=off",
     "-O1",
     "-g",
     "-Wall",

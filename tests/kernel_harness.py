@@ -169,7 +169,8 @@ def kernel_library(
     layout = d / "layout.c"
     layout.write_text(layout_c(structs))
     srcs = [RT / "kernels" / k for k in kernels] + [RT / "host" / "pmsis_host.c", layout]
-    flags = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared", *opt]
+    flags = ["-std=gnu11", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared"]
+    flags += opt
     so = d / f"lib{name}{cores}.so"
     r = subprocess.run(
         [GCC, *flags, f"-DNUM_CORES={cores}", f"-I{RT / 'include'}", f"-I{RT / 'host'}"]

@@ -334,3 +334,41 @@ def test_exact_dtype_conversions_are_accepted(tmp_path: Path, mlp: Path) -> None
         assert r.code == 0 and r.err == "", r.err
         texts.append((out / "data.h").read_text())
     assert texts[0] == texts[1]
+
+
+HALF_BUILT = """
+import {mod} as m
+class HalfBuilt:  # as a z3.Context stopped by Ctrl-C inside its __init__
+    def __init__(self):
+        raise KeyboardInterrupt
+    def __del__(self):
+        if self.owner:
+            pass
+def work(*args):
+    HalfBuilt()
+# the work the entry's handler wraps: deeploy-opt's _main, the CLI's parser
+m.{hook} = work
+try:
+    code = m.main([])
+except SystemExit as e:
+    code = e.code
+raise SystemExit(code)
+"""
+
+
+@pytest.mark.parametrize(
+    ("mod", "hook"), [("deeploy_mlir.opt", "_main"), ("deeploy_mlir.cli", "build_parser")]
+)
+def test_ctrl_c_hides_a_half_built_objects_del(mod: str, hook: str) -> None:
+    """An interrupt inside an object's __init__ leaves it half built; its
+    __del__ fails when the traceback is freed. After Ctrl-C that is not
+    printed (it was, as an 'Exception ignored ... Traceback', seen when the
+    Ctrl-C test hit z3.Context's __init__)."""
+    r = subprocess.run(
+        [sys.executable, "-c", HALF_BUILT.format(mod=mod, hook=hook)],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 130, r.stderr
+    assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+    assert r.stderr.strip().endswith("interrupted"), r.stderr

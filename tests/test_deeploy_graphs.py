@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_MODELS
+from conftest import SHARED_MODELS, STACKS
 
 from deeploy_mlir.cli import main
 
@@ -50,7 +50,8 @@ UNTILED = ["--tiling", "untiled", "--l1", L2, "--l2", L2]
 
 
 def tiled(l1: int, home: str, buffering: str) -> list[str]:
-    return ["--l1", str(l1), "--l2", L2, "--home", home, "--buffering", buffering]
+    """`l1`: the L1 arena's budget (--l1 adds the cluster stacks)."""
+    return ["--l1", str(STACKS + l1), "--l2", L2, "--home", home, "--buffering", buffering]
 
 
 MATRIX: dict[str, list[str]] = {"untiled": UNTILED}
@@ -75,7 +76,7 @@ SUMMARY = re.compile(r": (\d+)/(\d+) outputs match \(atol 0\.0001, largest \|dif
 
 @pytest.fixture(autouse=True)
 def _fast_build(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CFLAGS", "-std=c11 -O0 -Wall -Wextra -Werror")
+    monkeypatch.setenv("CFLAGS", "-std=gnu11 -ffp-contract=off -O0 -Wall -Wextra -Werror")
 
 
 @pytest.mark.parametrize(("folder", "config"), CASES, ids=[f"{d}-{c}" for d, c in CASES])

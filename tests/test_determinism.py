@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, STACKS, run_cli
 
 from deeploy_mlir.memory.planner import Buffer, check_no_overlap, plan_exact, plan_greedy
 from deeploy_mlir.passes.tile_select import CostModel, Operand, footprint, solve_z3
@@ -40,13 +40,13 @@ def cpu_hogs() -> Iterator[None]:
 
 
 def lower_twice(tmp: Path, *opts: str) -> list[tuple[dict[str, bytes], str]]:
-    """Two `lower` runs of CCT at 2 KiB of L1, side by side under CPU hogs:
+    """Two `lower` runs of CCT with a 2 KiB L1 arena, side by side under CPU hogs:
     each run's files (project and --emit-ir) and its stderr."""
     procs = []
     with cpu_hogs():
         for i in (0, 1):
             out = tmp / f"p{i}"
-            cmd = [*CLI, "lower", str(CCT), "-o", str(out), "--l1", "2048"]
+            cmd = [*CLI, "lower", str(CCT), "-o", str(out), "--l1", str(STACKS + 2048)]
             cmd += ["--emit-ir", str(tmp / f"ir{i}.mlir"), *opts]
             procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
         done = [p.communicate() for p in procs]
@@ -166,7 +166,7 @@ def test_exact_plan_stopped_by_the_limit_is_greedy_and_unproven() -> None:
 
 
 def test_report_times_tile_select_outside_the_ir(tmp_path: Path) -> None:
-    r = run_cli("report", EXAMPLES / "mlp_small", "--json", "--l1", "2048")
+    r = run_cli("report", EXAMPLES / "mlp_small", "--json", "--l1", str(STACKS + 2048))
     assert r.code == 0, r.err
     tiling = json.loads(r.out)["tiling"]
     assert isinstance(tiling["solver_ms"], int) and tiling["solver_ms"] >= 0

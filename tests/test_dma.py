@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import example_dirs, load_expected, run_cli, train_like_expected
+from conftest import STACKS, example_dirs, load_expected, run_cli, train_like_expected
 
 pytestmark = pytest.mark.usefixtures("fast_build")
 
@@ -26,7 +26,7 @@ EXAMPLES = example_dirs()
 
 
 def _train(d: Path, tmp: Path, *opts: object) -> dict:
-    return train_like_expected(d, tmp, "--l1", 16384, *opts)
+    return train_like_expected(d, tmp, "--l1", STACKS + 16384, *opts)
 
 
 @pytest.mark.parametrize("target", ["pulp-open", "gap9"])
@@ -77,7 +77,7 @@ def test_l1_as_l2_gives_the_same_numbers(d: Path, tmp_path: Path) -> None:
     got = _train(d, tmp_path, "--l1-as-l2", "--target", "gap9")
     assert "L2->L1" not in got.get("dma", {}) or got["dma"]["L2->L1"]["transfers"] == 0
     proj = tmp_path / "proj"
-    r = run_cli("lower", d, "-o", proj, "--l1", 16384, "--l1-as-l2")
+    r = run_cli("lower", d, "-o", proj, "--l1", STACKS + 16384, "--l1-as-l2")
     assert r.code == 0, r.err
     text = (proj / "TrainingNetwork.c").read_text()
     assert "memcpy(" in text and "pi_cl_dma_cmd" not in text
@@ -154,7 +154,8 @@ def _build_and_run(tmp: Path, main: str) -> subprocess.CompletedProcess[str]:
     build = subprocess.run(
         [
             "gcc",
-            "-std=c11",
+            "-std=gnu11",
+            "-ffp-contract=off",
             "-Wall",
             "-Wextra",
             "-Werror",
@@ -269,7 +270,15 @@ def test_multibuffered_compile_is_byte_identical_across_hash_seeds(tmp_path: Pat
         out = tmp_path / f"p{seed}"
         ir = tmp_path / f"ir{seed}.mlir"
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        opts = ["--l1", "8192", "--weights-in-l3", "--buffering", "double", "--emit-ir", str(ir)]
+        opts = [
+            "--l1",
+            str(STACKS + 8192),
+            "--weights-in-l3",
+            "--buffering",
+            "double",
+            "--emit-ir",
+            str(ir),
+        ]
         r = subprocess.run(
             [sys.executable, "-m", "deeploy_mlir.cli", "lower", str(d), "-o", str(out), *opts],
             capture_output=True,

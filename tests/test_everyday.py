@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, ROOT, run_cli
+from conftest import EXAMPLES, ROOT, STACKS, run_cli
 
 from deeploy_mlir.cli import parse_run_output
 
@@ -158,8 +158,10 @@ def test_minimal_l1_names_its_buffering() -> None:
     j = json.loads(run_cli("minimal-l1", MLP, "--json", "--buffering", "single").out)
     d = json.loads(run_cli("minimal-l1", MLP, "--json").out)
     assert set(j) == set(d) == {"tiled", "untiled"}
-    # README's figures for mlp_small: 244 single, 488 double (two of each tile)
-    assert j["tiled"] == 244 and d["tiled"] == 488
+    # README's figures for mlp_small: arenas of 244 bytes single, 488 double
+    # (two of each tile); minimal-l1 gives the --l1 to pass, the cluster
+    # stacks included
+    assert j["tiled"] == STACKS + 244 and d["tiled"] == STACKS + 488
     assert f"{j['tiled']} bytes" in r.out
 
 
@@ -185,7 +187,8 @@ def test_emit_ir_on_failure_is_the_ir_before_the_failing_pass(tmp_path: Path) ->
     from deeploy_mlir.pipeline import parse_pipeline, pipeline_for, run_pipeline
 
     out, ir = tmp_path / "p", tmp_path / "failed.mlir"
-    r = run_cli("lower", WIDE, "-o", out, "--l1", "100", "--emit-ir", ir)
+    # an arena of 100 bytes: smaller than any gemm tile, tile-select fails
+    r = run_cli("lower", WIDE, "-o", out, "--l1", str(STACKS + 100), "--emit-ir", ir)
     assert r.code == 2
     lines = r.err.splitlines()
     assert len(lines) == 2, r.err
@@ -235,7 +238,7 @@ def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
         "-o",
         tmp_path / "p",
         "--l1",
-        "2048",
+        str(STACKS + 2048),
         "--data",
         WIDE / "data.npz",
         "--steps",
@@ -245,9 +248,10 @@ def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
     )
     assert r.code == 0
     assert r.err == "", r.err
-    r = run_cli("report", WIDE, "--json", "--l1", "2048")
+    r = run_cli("report", WIDE, "--json", "--l1", str(STACKS + 2048))
     assert r.code == 0 and r.err == ""
     json.loads(r.out)
+    # all 10 mini-batches of the data used: no note about unused ones either
     r = run_cli("run", MLP, "--data", MLP / "data.npz", "--steps", "5", "--accum", "2")
     assert r.code == 0 and r.err == "" and len(r.out.splitlines()) == 10
 
@@ -296,7 +300,7 @@ def test_progress_on_a_terminal(tmp_path: Path) -> None:
             "--data",
             str(WIDE / "data.npz"),
             "--l1",
-            "2048",
+            str(STACKS + 2048),
             "--steps",
             "5",
             "--accum",
@@ -323,7 +327,7 @@ def test_progress_on_a_terminal(tmp_path: Path) -> None:
             "--data",
             str(WIDE / "data.npz"),
             "--l1",
-            "2048",
+            str(STACKS + 2048),
             "--steps",
             "5",
             "--accum",
@@ -375,12 +379,15 @@ def test_lower_imports_what_it_uses(tmp_path: Path) -> None:
     # a single ONNX file whose every op's best tiles fit: no Z3, no plots, no
     # checkpoint reader
     tt = ROOT.parent / "shared" / "models" / "deeploy" / "FP32_GEMM_Regular" / "network.onnx"
-    got = _imported(["lower", str(tt), "-o", str(tmp_path / "a"), "--l1", "128000"], tmp_path)
+    got = _imported(
+        ["lower", str(tt), "-o", str(tmp_path / "a"), "--l1", str(STACKS + 128000)], tmp_path
+    )
     assert (tmp_path / "a" / "Network.c").is_file()
     assert {"xdsl", "numpy", "onnx", "jinja2"} <= got
     assert not (got & {"z3", "matplotlib", "onnxruntime", "torch", "flatbuffers", "rich"}), got
     # an artifact: the checkpoint reader (flatbuffers), still no onnxruntime
-    args = ["lower", str(MLP), "-o", str(tmp_path / "b"), "--l1", "600", "--buffering", "single"]
+    args = ["lower", str(MLP), "-o", str(tmp_path / "b"), "--buffering", "single"]
+    args += ["--l1", str(STACKS + 600)]
     got = _imported(args, tmp_path)
     assert (tmp_path / "b" / "Network.c").is_file()
     assert "flatbuffers" in got and "z3" in got  # 600 B: tiles have to be searched for

@@ -23,11 +23,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, ROOT, SHARED_MODELS, CliResult, run_cli, training_args
+from conftest import EXAMPLES, ROOT, SHARED_MODELS, STACKS, CliResult, run_cli, training_args
 
-#: tiled budgets (bytes of L1) per model: (single, double); each is checked to
-#: be below the untiled schedule's L1 arena (twice that when double buffered:
-#: two buffers per tile), so the run takes several tiles
+#: tiled L1 arena budgets (bytes) per model: (single, double), passed as
+#: --l1 STACKS + budget (--l1 also holds the cluster stacks); each is checked
+#: to be below the untiled schedule's L1 arena (twice that when double
+#: buffered: two buffers per tile), so the run takes several tiles
 TILED_L1 = {
     "mlp_small": (700, 1400),
     "mlp_wide": (4096, 8192),
@@ -76,7 +77,7 @@ def _train_on_gvsoc(name: str, mode: str, tmp: Path) -> None:
         untiled = _arena_l1(tmp, d, "--tiling", "untiled", "--buffering", "single")
         untiled *= 2 if mode == "double" else 1
         assert l1 < untiled, f"{name}: L1 budget {l1} does not force tiling ({untiled})"
-        opts = ["--tiling", "tiled", "--buffering", mode, "--l1", str(l1)]
+        opts = ["--tiling", "tiled", "--buffering", mode, "--l1", str(STACKS + l1)]
     out = tmp / "out.json"
     t0 = time.monotonic()
     r = run_cli("run", d, *training_args(d), *opts, "--on", "gvsoc", "--json", out)
@@ -96,9 +97,9 @@ def _train_on_gvsoc(name: str, mode: str, tmp: Path) -> None:
 #: the first ones run in CI
 L3_CASES = [
     ("mlp_small", ["--home", "L3"]),
-    ("mlp_small", ["--weights-in-l3", "--tiling", "tiled", "--l1", "1400"]),
-    ("ds_cnn", ["--home", "L3", "--l2", "64000", "--tiling", "tiled", "--l1", "8192"]),
-    ("mlp_wide", ["--weights-in-l3", "--buffering", "double-l3", "--l1", "8192"]),
+    ("mlp_small", ["--weights-in-l3", "--tiling", "tiled", "--l1", str(STACKS + 1400)]),
+    ("ds_cnn", ["--home", "L3", "--l2", "64000", "--tiling", "tiled", "--l1", str(STACKS + 8192)]),
+    ("mlp_wide", ["--weights-in-l3", "--buffering", "double-l3", "--l1", str(STACKS + 8192)]),
 ]
 L3_CI = 2
 
@@ -152,11 +153,20 @@ def test_trains_like_onnxruntime_on_gvsoc_full(name: str, mode: str, tmp_path: P
 
 @pytest.mark.gvsoc_full
 def test_cct_on_gvsoc_pulp_open(tmp_path: Path) -> None:
-    """The other GVSoC model: 64 KiB of L1, 1 KiB stacks for cores 1-7 and 8 KiB
-    for the cluster controller (cct's RunTrainingNetwork frame is 4.3 KB)."""
+    """The other GVSoC model: 64 KiB of L1, which holds the 16 KiB arena and
+    the cluster task's stacks (the harness's stack_size / slave_stack_size)."""
     d = EXAMPLES / "cct"
     out = tmp_path / "out.json"
-    opts = ["--l1", "16384", "--on", "gvsoc", "--gvsoc-target", "pulp-open", "--json", out]
+    opts = [
+        "--l1",
+        str(STACKS + 16384),
+        "--on",
+        "gvsoc",
+        "--gvsoc-target",
+        "pulp-open",
+        "--json",
+        out,
+    ]
     t0 = time.monotonic()
     r = run_cli("run", d, *training_args(d), *opts)
     _record("cct pulp-open", time.monotonic() - t0)
@@ -226,8 +236,11 @@ def test_no_cross_compiler(tmp_path: Path) -> None:
 
 
 def test_hang_stops_at_the_time_limit() -> None:
+    # ds_cnn: about 14 s of simulation, far over the 1 s limit (mlp_small's
+    # whole run can end within 1 s on an idle machine)
+    d = EXAMPLES / "ds_cnn"
     t0 = time.monotonic()
-    r = _run_mlp("--gvsoc-timeout", "1")
+    r = run_cli("run", d, *training_args(d), "--on", "gvsoc", "--gvsoc-timeout", "1")
     _one_line_error(r, "hung", "1 s")
     assert time.monotonic() - t0 < 120
 
@@ -253,6 +266,24 @@ def test_program_too_big_for_l2(tmp_path: Path) -> None:
     (keep / "manifest.json").write_text(json.dumps(man))
     with pytest.raises(DeeployError, match="does not fit GVSoC siracusa's HyperRAM"):
         gvsoc._check_fits(keep, elf, "siracusa", False)
+    # an L1 arena that fits the --l1 meaning but not, with the cluster
+    # stacks, what the ELF leaves of siracusa's 256 KiB L1
+    from deeploy_mlir.targets.stacks import cluster_stacks
+
+    man["memory"]["L3"]["arena_bytes"] = 0
+    free = gvsoc.l1_heap("siracusa", gvsoc._symbols(elf)["__l1_heap_start"])
+    assert 250_000 < free < 256 * 1024  # the runtime keeps little of L1
+    assert man["cluster_stacks"]["l1_bytes"] == cluster_stacks(8).total == STACKS
+    man["memory"]["L1"]["arena_bytes"] = free - STACKS
+    (keep / "manifest.json").write_text(json.dumps(man))
+    gvsoc._check_fits(keep, elf, "siracusa", False)  # exactly full: fits
+    man["memory"]["L1"]["arena_bytes"] = free - STACKS + 8
+    (keep / "manifest.json").write_text(json.dumps(man))
+    with pytest.raises(
+        DeeployError, match=r"and the cluster stacks .* do not fit GVSoC siracusa's L1"
+    ):
+        gvsoc._check_fits(keep, elf, "siracusa", False)
+    gvsoc._check_fits(keep, elf, "siracusa", True)  # --l1-as-l2: the arena is in L2
     # and 3 MB of data in the program: the linker's overflow, one line
     harness = keep / "harness.c"
     text = harness.read_text().replace("return dm_status;", "return dm_status + dm_big[0];")

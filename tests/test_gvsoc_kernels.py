@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
-from conftest import EXAMPLES, run_cli, training_args
+from conftest import EXAMPLES, STACKS, run_cli, training_args
 
 from deeploy_mlir.targets import gvsoc
 
@@ -221,7 +221,8 @@ def test_kernels_parallel_same_bits_as_host_no_race(tmp_path: Path) -> None:
 def _cycles_and_tiles(tmp: Path, buffering: str, l1: int) -> tuple[int, list[tuple[str, int]]]:
     d = EXAMPLES / "mlp_wide"
     out, keep = tmp / f"{buffering}.json", tmp / buffering
-    opts = ["--tiling", "tiled", "--buffering", buffering, "--l1", str(l1)]
+    # l1: the arena's budget (--l1 also holds the cluster stacks)
+    opts = ["--tiling", "tiled", "--buffering", buffering, "--l1", str(STACKS + l1)]
     r = run_cli("run", d, *training_args(d), *opts, "--on", "gvsoc", "--json", out, "--keep", keep)
     assert r.code == 0, r.err
     man = json.loads((keep / "manifest.json").read_text())

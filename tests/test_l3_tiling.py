@@ -16,7 +16,7 @@ from pathlib import Path
 
 import onnx
 import pytest
-from conftest import run_cli, train_like_expected
+from conftest import STACKS, run_cli, train_like_expected
 
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.passes.tiling_materialize import STAGE_LOOP
@@ -53,7 +53,18 @@ def test_trains_with_l2_smaller_than_a_tensor(
     d = ROOT / "examples" / name
     l2 = BUDGETS[name]
     assert _largest_tensor(d) > l2  # the point of the test
-    opts = ["--home", "L3", "--l2", l2, "--l1", 2048, "--target", target, "--buffering", buffering]
+    opts = [
+        "--home",
+        "L3",
+        "--l2",
+        l2,
+        "--l1",
+        STACKS + 2048,
+        "--target",
+        target,
+        "--buffering",
+        buffering,
+    ]
     got = train_like_expected(d, tmp_path, *opts)
     dma = got["dma"]
     assert dma["L3->L2"]["bytes"] > 0 and dma["L2->L3"]["bytes"] > 0

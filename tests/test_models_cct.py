@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from conftest import EXAMPLES, run_cli, training_args
+from conftest import EXAMPLES, STACKS, run_cli, training_args
 from host_run import lower_and_run
 from onnx import helper, numpy_helper
 from test_models_conv import _check, _l1_arena, _reference, _untiled_need
@@ -182,7 +182,7 @@ def test_cct_trains_like_onnxruntime(name: str, tmp_path: Path) -> None:
     frozen = ref.get("frozen", [])
     assert bool(frozen) == (name == "cct_lora")
     for label, opts, l1 in CONFIGS:
-        budget = [] if l1 is None else ["--l1", str(l1)]
+        budget = [] if l1 is None else ["--l1", str(STACKS + l1)]
         if l1 is not None:
             assert need * (2 if label == "double" else 1) > l1, "the budget must force tiling"
         proj = tmp_path / label

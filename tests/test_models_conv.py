@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, run_cli, training_args
+from conftest import EXAMPLES, STACKS, run_cli, training_args
 from host_run import lower_and_run
 
 from deeploy_mlir.dialects import training as T
@@ -78,7 +78,8 @@ def test_model_trains_like_onnxruntime_tiled(name: str, tmp_path: Path) -> None:
         l1 = MODELS[name] * times
         assert need * (2 if buffering == "double" else 1) > l1, "the budget must force tiling"
         proj = tmp_path / buffering
-        opts = ["--tiling", "tiled", "--l1", str(l1), "--buffering", buffering, "--target", target]
+        opts = ["--tiling", "tiled", "--l1", str(STACKS + l1), "--buffering", buffering]
+        opts += ["--target", target]
         r = lower_and_run(model, proj, *map(str, training_args(model)), *opts)
         assert _l1_arena(proj) <= l1
         (loss_name,) = r.outs
@@ -115,7 +116,8 @@ def test_reduction_tiles_train_like_onnxruntime(
     partial sums in and add to them (the kernels' acc fields, seen in the C),
     and the model still trains like onnxruntime-training."""
     model = EXAMPLES / name
-    opts = ["--tiling", "tiled", "--l1", str(l1), "--buffering", buffering, "--target", target]
+    opts = ["--tiling", "tiled", "--l1", str(STACKS + l1), "--buffering", buffering]
+    opts += ["--target", target]
     r = lower_and_run(model, tmp_path / "p", *map(str, training_args(model)), *opts)
     assert _l1_arena(tmp_path / "p") <= l1
     code = "\n".join(f.read_text() for f in (tmp_path / "p").glob("*.c"))
@@ -130,7 +132,7 @@ def test_cli_run_builds_with_the_generated_makefile(tmp_path: Path) -> None:
     """`deeploy-mlir run` (make host on the emitted project) gives the same
     numbers for one model (the smallest convolutional one)."""
     out = tmp_path / "o.json"
-    opts = ["--l1", "4096", "--buffering", "single", "--json", str(out)]
+    opts = ["--l1", str(STACKS + 4096), "--buffering", "single", "--json", str(out)]
     model = EXAMPLES / "ds_cnn"
     r = run_cli("run", model, *training_args(model), *opts)
     assert r.code == 0, r.err

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, CliResult, run_cli, training_args
+from conftest import EXAMPLES, STACKS, CliResult, run_cli, training_args
 
 from deeploy_mlir import outputs
 
@@ -51,7 +51,9 @@ def ws(tmp_path: Path) -> Path:
 
 
 def _lower_opts(ws: Path, l1: int) -> list[str]:
-    return ["lower", "m", "--l1", str(l1), "--data", "d/data.npz"]
+    """`lower` options with an L1 arena of `l1` bytes (--l1 also holds the
+    cluster stacks)."""
+    return ["lower", "m", "--l1", str(STACKS + l1), "--data", "d/data.npz"]
 
 
 # --------------------------------------------------------------------------

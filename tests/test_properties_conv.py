@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from conftest import STACKS
 from host_run import lower_and_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -113,7 +114,7 @@ def test_tiled_conv_on_the_host_equals_the_reference(p: dict) -> None:
         np.savez(d / "d.npz", **{k: v[None] for k, v in feeds.items()})
         buffers = 2 if p["buffering"] == "double" else 1
         l1, op = _l1_budget(d / "m.onnx", buffers, p["budget"])
-        opts = ["--l1", str(l1), "--buffering", p["buffering"], "--data", str(d / "d.npz")]
+        opts = ["--l1", str(STACKS + l1), "--buffering", p["buffering"], "--data", str(d / "d.npz")]
         run = lower_and_run(d / "m.onnx", d / "proj", *opts)
     names = [o.name for o in model.graph.output]
     ins = [feeds[n] for n in (["dY", "X", "W"] if p["grad"] else list(feeds))]

@@ -8,6 +8,8 @@ and their exit status. What is checked, from pmsis.h:
   order at its wait), but each takes one of 16 transfer ids that only the wait
   on its command's latest transfer, or pi_cl_dma_flush, gives back;
 - an L3 RAM request holds one transfer: reusing it in flight stops, naming it;
+- commands and requests weigh what pulp-sdk's do (8 and 96 bytes), and one
+  whose storage changes while its transfer is in flight stops;
 - a wait on a command or request that never had a transfer stops
   (DM_HOST_LENIENT=1: a warning, once per request);
 - the L3 RAM API is declared by the SDKs' bsp headers (bsp/ram.h, with
@@ -365,6 +367,65 @@ def test_an_l3_request_reused_in_flight_stops_naming_it(run) -> None:
     assert "still in flight at exit" not in r.stderr  # the stop says it all
     d = run_fixed(run, RAM_REUSE, "pi_cl_ram_copy_wait(&req);")
     np.testing.assert_array_equal(d["w"], filled(9, 256))
+
+
+# ---------------------------------------------------------------- sizes and lifetimes
+
+
+def test_commands_and_requests_have_the_sdk_sizes(tmp_path: Path) -> None:
+    """8 and 96 bytes: pulp-sdk's pi_cl_dma_cmd_t and pi_cl_ram_req_t on RV32
+    (tests/test_sdk_compile.py measures those against the SDK's headers)."""
+    src = tmp_path / "s.c"
+    src.write_text(
+        '#include <stdio.h>\n#include "pmsis.h"\n#include "bsp/ram.h"\n'
+        'int main(void) { printf("%zu %zu\\n", sizeof(pi_cl_dma_cmd_t), '
+        "sizeof(pi_cl_ram_req_t)); return 0; }\n"
+    )
+    exe = tmp_path / "s"
+    subprocess.run([GCC, *WARN, *INCS, str(src), "-o", str(exe)], check=True)  # type: ignore[list-item]
+    assert subprocess.run([str(exe)], capture_output=True, text=True).stdout.split() == ["8", "96"]
+
+
+def test_a_request_whose_storage_changes_in_flight_stops(run) -> None:
+    """On the board the fabric controller owns an L3 request until its end:
+    a request zeroed (or reused, or gone out of scope) before its wait."""
+    body = r"""
+    open_ram();
+    static uint8_t l2[32];
+    uint32_t a = l3_alloc(32);
+    static pi_cl_ram_req_t req;
+    DM_REQ_NAME(&req, "w_req");
+    pi_cl_ram_copy(&ram, a, l2, 32, 1, &req);
+    /*EXTRA*/
+    pi_cl_ram_copy_wait(&req);
+    pi_cl_ram_copy_wait(&req); /* finished: its done flag is set, it returns */
+    printf("ok\n");
+"""
+    for change in ("req = (pi_cl_ram_req_t){0};", "memset(req.runtime + 8, 0, 4);"):
+        r = run(body.replace("/*EXTRA*/", change))
+        assert r.returncode == STOP
+        (line,) = stop_lines(r.stderr)
+        assert "L3->L2 transfer on 'w_req': the request's storage changed while" in line, line
+    r = run(body.replace("/*EXTRA*/", ""))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+
+
+def test_a_command_whose_storage_changes_before_its_wait_stops(run) -> None:
+    body = r"""
+    static uint8_t l2[32], l1[32];
+    static pi_cl_dma_cmd_t cmd;
+    DM_REQ_NAME(&cmd, "c_cmd");
+    pi_cl_dma_cmd((uintptr_t)l2, (uintptr_t)l1, 32, PI_CL_DMA_DIR_EXT2LOC, &cmd);
+    /*EXTRA*/
+    pi_cl_dma_cmd_wait(&cmd);
+    printf("ok\n");
+"""
+    r = run(body.replace("/*EXTRA*/", "cmd.id += 1u;"))
+    assert r.returncode == STOP
+    (line,) = stop_lines(r.stderr)
+    assert "pi_cl_dma_cmd_wait on 'c_cmd': the command's storage changed" in line, line
+    assert run(body.replace("/*EXTRA*/", "")).returncode == 0
 
 
 def test_ram_device_must_be_open_and_addresses_allocated(run) -> None:

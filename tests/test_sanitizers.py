@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import (
+    STACKS,
     example_dirs,
     load_expected,
     model_dirs,
@@ -25,7 +26,10 @@ from host_run import lower_and_run
 
 EXAMPLES = example_dirs()
 MODELS = model_dirs()
-SAN = "-std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all"
+SAN = (
+    "-std=gnu11 -ffp-contract=off -O1 -g -Wall -Wextra -Werror "
+    "-fsanitize=address,undefined -fno-sanitize-recover=all"
+)
 
 
 def _has_sanitizers(tmp: Path) -> bool:
@@ -52,7 +56,7 @@ def test_model_is_sanitizer_clean_tiled(d: Path, tmp_path: Path) -> None:
     # one optimizer step (its mini-batches, forward, backward and the
     # update) runs every kernel and copy of the schedule; the sanitized
     # build is slow, so the later steps are left to the normal builds
-    args = [*training_args(d), "--l1", str(model_l1(d)), "--buffering", "double"]
+    args = [*training_args(d), "--l1", str(STACKS + model_l1(d)), "--buffering", "double"]
     args[args.index("--steps") + 1] = "1"
     # the runtime is compiled with the sanitizers once per session (its
     # kernels are most of the build), the generated C per model

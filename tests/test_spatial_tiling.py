@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import STACKS
 from onnx import TensorProto, helper
 from onnx_builders import init, make_model, vi
 
@@ -82,7 +83,7 @@ def _graph() -> tuple[bytes, dict[str, np.ndarray]]:
 @pytest.fixture(autouse=True)
 def _fast_build(monkeypatch: pytest.MonkeyPatch) -> None:
     """-O0 (as tests/test_deeploy_graphs.py: the same bits, no -ffast-math)."""
-    monkeypatch.setenv("CFLAGS", "-std=c11 -O0 -Wall -Wextra -Werror")
+    monkeypatch.setenv("CFLAGS", "-std=gnu11 -ffp-contract=off -O0 -Wall -Wextra -Werror")
 
 
 @pytest.fixture(scope="module")
@@ -101,9 +102,25 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 CONFIGS = {
-    "single-gap9": ["--l1", "700", "--buffering", "single", "--target", "gap9"],
-    "double-pulp-open": ["--l1", "1400", "--buffering", "double", "--target", "pulp-open"],
-    "double-home-L3": ["--l1", "1400", "--buffering", "double", "--home", "L3", "--l2", "64000"],
+    "single-gap9": ["--l1", str(STACKS + 700), "--buffering", "single", "--target", "gap9"],
+    "double-pulp-open": [
+        "--l1",
+        str(STACKS + 1400),
+        "--buffering",
+        "double",
+        "--target",
+        "pulp-open",
+    ],
+    "double-home-L3": [
+        "--l1",
+        str(STACKS + 1400),
+        "--buffering",
+        "double",
+        "--home",
+        "L3",
+        "--l2",
+        "64000",
+    ],
 }
 
 

@@ -9,10 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, STACKS, run_cli
 
 WIDE = EXAMPLES / "mlp_wide"
-BUDGETS = (100, 2048, 16384)  # 100: smaller than any gemm tile of mlp_wide
+#: L1 arena budgets (--l1 is STACKS more: it also holds the cluster stacks);
+#: 100: smaller than any gemm tile of mlp_wide
+ARENAS = (100, 2048, 16384)
+BUDGETS = tuple(STACKS + a for a in ARENAS)
 
 
 @pytest.fixture(scope="module")
@@ -51,19 +54,20 @@ def test_sweep_writes_every_point(swept: tuple[Path, str]) -> None:
         for l1 in BUDGETS
     }
     for r in rows:
-        if r["l1_budget"] == 100:
+        if r["l1_budget"] == STACKS + 100:
             assert r["error"] is not None
-            assert "\n" not in r["error"] and "the L1 budget is 100 bytes" in r["error"]
+            assert "\n" not in r["error"] and "L1" in r["error"], r["error"]
             continue
         assert r["error"] is None, r["error"]
-        assert 0 < r["arenas"]["L1"] <= r["l1_budget"]
+        assert 0 < r["arenas"]["L1"] <= r["l1_budget"] - STACKS
         assert r["tiles"] > 0 and r["dma_bytes"] > 0
         assert r["modeled_cycles"]["train"] > 0 and r["measured_cycles"] is None
     # more L1: fewer tiles (the same board and buffering)
     by = {(r["board"], r["buffering"], r["l1_budget"]): r for r in rows}
     for b in ("siracusa", "gap9_evk"):
         for buf in ("single", "double"):
-            assert by[(b, buf, 16384)]["tiles"] < by[(b, buf, 2048)]["tiles"]
+            small, big = by[(b, buf, STACKS + 2048)], by[(b, buf, STACKS + 16384)]
+            assert big["tiles"] < small["tiles"]
 
 
 def test_sweep_table_and_plots(swept: tuple[Path, str]) -> None:
@@ -73,7 +77,7 @@ def test_sweep_table_and_plots(swept: tuple[Path, str]) -> None:
     assert table[0].startswith("| board | buffering | L1 budget |")
     body = table[1:]
     assert len(body) == 12
-    failed = [ln for ln in body if "| 100 |" in ln]
+    failed = [ln for ln in body if f"| {STACKS + 100:,} |" in ln]
     assert len(failed) == 4 and all("needs at least" in ln for ln in failed)
     assert all(ln.count("|") == table[0].count("|") for ln in body)
     for name in ("sweep_cycles.png", "sweep_l1.png"):
@@ -90,11 +94,12 @@ def test_sweep_point_equals_report(swept: tuple[Path, str], buffering: str) -> N
     row = next(
         r
         for r in rows
-        if (r["board"], r["buffering"], r["l1_budget"]) == ("siracusa", buffering, 2048)
+        if (r["board"], r["buffering"], r["l1_budget"]) == ("siracusa", buffering, STACKS + 2048)
     )
     r = run_cli(
-        "report", WIDE, "--board", "siracusa", "--l1", "2048", "--buffering", buffering, "--json"
-    )
+        "report", WIDE, "--board", "siracusa", "--l1", str(STACKS + 2048), "--buffering", buffering,
+        "--json",
+    )  # fmt: skip
     assert r.code == 0, r.err
     rep = json.loads(r.out)
     assert row["regime"] == rep["regime"]
@@ -119,7 +124,7 @@ def test_sweep_on_host_measures(tmp_path: Path) -> None:
     mlp = EXAMPLES / "mlp_small"
     out = tmp_path / "o"
     r = run_cli(
-        "sweep", mlp, "--l1", "4096", "--buffering", "single", "--board", "siracusa",
+        "sweep", mlp, "--l1", str(STACKS + 4096), "--buffering", "single", "--board", "siracusa",
         "--on", "host", "-o", out, "-j", "1",
     )  # fmt: skip
     assert r.code == 0, r.err

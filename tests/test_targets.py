@@ -11,7 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import example_dirs, load_expected, run_cli, train_like_expected, training_args
+from conftest import (
+    STACKS,
+    example_dirs,
+    load_expected,
+    run_cli,
+    train_like_expected,
+    training_args,
+)
 
 EXAMPLES = example_dirs()
 TARGETS = ("pulp-open", "gap9")
@@ -21,7 +28,8 @@ TARGETS = ("pulp-open", "gap9")
 @pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
 @pytest.mark.parametrize("target", TARGETS)
 def test_trains_under_qemu(d: Path, target: str, buffering: str, tmp_path: Path) -> None:
-    opts = ["--target", target, "--on", "qemu", "--l1", "16384", "--buffering", buffering]
+    opts = ["--target", target, "--on", "qemu", "--l1", str(STACKS + 16384)]
+    opts += ["--buffering", buffering]
     got = train_like_expected(d, tmp_path, *opts)
     exp = load_expected(d)
     bench = got["bench"]
@@ -78,7 +86,7 @@ def test_project_per_target(target: str, tmp_path: Path) -> None:
     texts = []
     for k in range(2):
         out = tmp_path / f"p{k}"
-        r = run_cli("lower", d, "-o", out, "--target", target, "--l1", "8192")
+        r = run_cli("lower", d, "-o", out, "--target", target, "--l1", STACKS + 8192)
         assert r.code == 0, r.err
         texts.append(
             {
@@ -126,11 +134,12 @@ _COPY = re.compile(
 
 def _copies(text: str) -> list[tuple[int, str, str, str]]:
     """(offset, call, direction, request) of every copy in `text`; the
-    request is the name of the variable or array passed by address."""
+    request is the static array passed by address with the first index of
+    the request's objects (`dm_dma_cmds[4u`: a ring's slot index follows)."""
     out = []
     for m in _COPY.finditer(text):
         args = m.group(2)
-        req = re.search(r"&(\w+)(?:\[[^\]]*\])?\s*$", args)
+        req = re.search(r"&(\w+\[\d+u)(?:[^\]]*\])?\s*$", args)
         assert req is not None, m.group(0)
         if m.group(1).startswith("pi_cl_dma"):
             direction = "in" if "PI_CL_DMA_DIR_EXT2LOC" in args else "out"
@@ -150,7 +159,7 @@ def test_tiled_gemm_dma_and_waits(target: str, weights_in_l3: bool, tmp_path: Pa
     (pi_cl_ram_copy + pi_cl_ram_copy_wait) and then by the cluster DMA."""
     out = tmp_path / "p"
     extra = ["--weights-in-l3"] if weights_in_l3 else []
-    r = run_cli("lower", EXAMPLES[-1], "-o", out, "--target", target, "--l1", "8192", *extra)
+    r = run_cli("lower", EXAMPLES[-1], "-o", out, "--target", target, "--l1", STACKS + 8192, *extra)
     assert r.code == 0, r.err
     train = (out / "TrainingNetwork.c").read_text()
     fork = train.index("pi_cl_team_fork(NUM_CORES, dm_gemm_fp32")

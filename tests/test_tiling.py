@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import example_dirs, run_cli, train_like_expected
+from conftest import STACKS, example_dirs, run_cli, train_like_expected
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -42,7 +42,8 @@ CONFIGS = [
 @pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
 @pytest.mark.parametrize("tiling, l1", CONFIGS, ids=[f"{t}-{b}" for t, b in CONFIGS])
 def test_example_tiled_matches_onnxruntime(d: Path, tiling: str, l1: int, tmp_path: Path) -> None:
-    train_like_expected(d, tmp_path, "--tiling", tiling, "--l1", l1, "--keep", tmp_path / "p")
+    opts = ["--tiling", tiling, "--l1", STACKS + l1, "--keep", tmp_path / "p"]
+    train_like_expected(d, tmp_path, *opts)
     man = json.loads((tmp_path / "p" / "manifest.json").read_text())
     assert 0 < man["memory"]["L1"]["arena_bytes"] <= l1
     c = (tmp_path / "p" / "TrainingNetwork.c").read_text()
@@ -51,7 +52,7 @@ def test_example_tiled_matches_onnxruntime(d: Path, tiling: str, l1: int, tmp_pa
 
 def test_small_budget_really_tiles(tmp_path: Path) -> None:
     d = EXAMPLES[-1]
-    r = run_cli("lower", d, "-o", tmp_path / "p", "--l1", "8192")
+    r = run_cli("lower", d, "-o", tmp_path / "p", "--l1", STACKS + 8192)
     assert r.code == 0, r.err
     assert "for (uint32_t" in (tmp_path / "p" / "TrainingNetwork.c").read_text()
 
@@ -198,16 +199,17 @@ def test_cost_model_by_hand() -> None:
 
 
 def test_impossible_budget_names_the_op(tmp_path: Path) -> None:
-    r = run_cli("lower", EXAMPLES[0], "-o", tmp_path / "p", "--l1", "100", "--buffering", "single")
+    l1 = STACKS + 100
+    r = run_cli("lower", EXAMPLES[0], "-o", tmp_path / "p", "--l1", l1, "--buffering", "single")
     assert r.code == 2
     assert r.err.strip() == (
         "deeploy-mlir: error: @training_step: the op writing %h1 "
         "(training.gemm) needs at least 136 bytes of L1 (smallest tiles, "
-        "1 buffer(s)); the L1 budget is 100 bytes"
+        f"1 buffer(s)); the L1 budget is 100 bytes ({l1} minus {STACKS} of cluster stacks)"
     )
     assert not (tmp_path / "p").exists()
     # double buffering (the default) holds two of each tile: 2 x 136 bytes
-    r = run_cli("lower", EXAMPLES[0], "-o", tmp_path / "p", "--l1", "200")
+    r = run_cli("lower", EXAMPLES[0], "-o", tmp_path / "p", "--l1", STACKS + 200)
     assert r.code == 2
     assert "needs at least 272 bytes of L1 (smallest tiles, 2 buffer(s))" in r.err
     assert not (tmp_path / "p").exists()
@@ -221,16 +223,17 @@ def test_minimal_l1(tmp_path: Path) -> None:
     r2 = run_cli("minimal-l1", d, "--json")  # double buffering: two of each tile
     assert r2.code == 0, r2.err
     double = json.loads(r2.out)
-    assert double["tiled"] == 2 * 244
-    assert double["untiled"] == 1540  # one tile per tensor: nothing to overlap
+    # every figure holds the cluster stacks (STACKS) beside the arena
+    assert double["tiled"] == STACKS + 2 * 244
+    assert double["untiled"] == STACKS + 1540  # one tile per tensor: nothing to overlap
     # Tiled, the softmax cross-entropy must stay whole: scores and log-probs
     # 6x4 f32 (96 B each), labels 6 x i64 (48 B), the loss (4 B) = 244 B.
-    assert got["tiled"] == 244
+    assert got["tiled"] == STACKS + 244
     # Untiled, the largest op with all its tensors in L1 is the accumulation of
     # fc1.weight's gradient: buffer 12x16 f32 (768 B, written in place) +
     # gradient (768 B) + the reset flag (1 B, padded to 4 in the arena) = 1540 B
     # (the first Gemm needs 4 * (96 + 192 + 12 + 72) = 1488 B).
-    assert got["untiled"] == 1540
+    assert got["untiled"] == STACKS + 1540
     assert got["tiled"] < got["untiled"]
     single = ("--buffering", "single")
     for tiling, b in got.items():

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
+from conftest import STACKS
 from kernel_harness import (
     Guarded,
     KernelLib,
@@ -1077,9 +1078,11 @@ def _folder(tmp_path: Path, which: str) -> Path:
 BUDGETS = {"forward": (300, 600), "backward": (800, 1600)}
 CONFIGS = {
     "untiled": lambda w: ["--tiling", "untiled"],
-    "tiled-single": lambda w: ["--l1", str(BUDGETS[w][0]), "--buffering", "single"],
-    "tiled-double": lambda w: ["--l1", str(BUDGETS[w][1]), "--buffering", "double"],
-    "tiled-home-L3": lambda w: ["--l1", str(BUDGETS[w][1]), "--l2", "60000", "--home", "L3"],
+    "tiled-single": lambda w: ["--l1", str(STACKS + BUDGETS[w][0]), "--buffering", "single"],
+    "tiled-double": lambda w: ["--l1", str(STACKS + BUDGETS[w][1]), "--buffering", "double"],
+    "tiled-home-L3": lambda w: [
+        *["--l1", str(STACKS + BUDGETS[w][1]), "--l2", "60000", "--home", "L3"]
+    ],
 }
 
 
@@ -1093,7 +1096,7 @@ def test_emitted_c_matches_onnxruntime(
     split every op the tiler may split."""
     from deeploy_mlir.cli import main
 
-    monkeypatch.setenv("CFLAGS", "-std=c11 -O0 -Wall -Wextra -Werror")
+    monkeypatch.setenv("CFLAGS", "-std=gnu11 -ffp-contract=off -O0 -Wall -Wextra -Werror")
     d = _folder(tmp_path, which)
     code = main(["test", str(d), *CONFIGS[config](which), "--keep", str(tmp_path / "proj")])
     out = capsys.readouterr().out

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import example_dirs, run_cli
+from conftest import STACKS, example_dirs, run_cli
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32, i64
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -24,7 +24,7 @@ PIPELINE = "training-inplace-alias"
 def test_verify_each_gives_the_same_c(tmp_path: Path) -> None:
     d = example_dirs()[0]
     for flag in ("--verify-each", "--no-verify-each"):
-        r = run_cli("lower", d, "-o", tmp_path / flag, "--l1", "4096", flag)
+        r = run_cli("lower", d, "-o", tmp_path / flag, "--l1", STACKS + 4096, flag)
         assert r.code == 0, r.err
     a, b = tmp_path / "--verify-each", tmp_path / "--no-verify-each"
     names = sorted(str(p.relative_to(a)) for p in a.rglob("*") if p.is_file())

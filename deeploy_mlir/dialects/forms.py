@@ -51,6 +51,12 @@ def _ops(module: ModuleOp, cls: type) -> list[object]:
     return [o for o in module.walk() if isinstance(o, cls)]
 
 
+#: the module attribute tile-select always sets (its stopped-early list):
+#: tile-select ran, even when every op fits whole and tiling-materialize
+#: left neither tile choices nor loops behind
+_TILE_SELECTED = "tiling.stopped_early"
+
+
 def _materialized(module: ModuleOp) -> bool:
     """tiling-materialize ran: tile or stage loops, or copies to or from L1
     (an op of one tile has no loop). memory-home and memory-regime stage whole
@@ -73,7 +79,9 @@ def problems(module: ModuleOp, needs: tuple[str, ...]) -> str | None:
             return "expects buffer-form IR (run training-bufferize first)"
         if need == UNPLANNED and _planned(module):
             return "must run before arena-plan"
-        if need == UNTILED and (_ops(module, TiledOp) or _materialized(module)):
+        if need == UNTILED and (
+            _ops(module, TiledOp) or _materialized(module) or _TILE_SELECTED in module.attributes
+        ):
             return "expects IR without tile choices (run it once, before tiling-materialize)"
         if need == CHOSEN and not _ops(module, TiledOp):
             return "finds no tile choices (run tile-select first)"

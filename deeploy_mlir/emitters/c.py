@@ -33,6 +33,7 @@ from deeploy_mlir.interp.attrs import (
 )
 from deeploy_mlir.outputs import staged_dir
 from deeploy_mlir.passes.arena_plan import nbytes
+from deeploy_mlir.targets.stacks import cluster_stacks
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -41,14 +42,25 @@ TEMPLATES = Path(__file__).parent / "templates"
 class Sdk:
     name: str
     home: str
+    #: the make variable that builds the board's L3 RAM driver into the
+    #: application (pmsis_bsp's rules/pulpos/src.mk): pulp-sdk's HyperRAM
+    #: (siracusa's target file sets it, pulp-open's does not), gap_sdk's
+    #: APS25xxxN OctoSPI PSRAM of the GAP9 EVK
+    ram_config: str
     cflags: tuple[str, ...] = ()
 
 
 #: the SDK each target's project builds with (both speak PMSIS)
 TARGETS: dict[str, Sdk] = {
-    "pulp-open": Sdk("pulp-sdk", "PULP_SDK_HOME"),
-    "gap9": Sdk("gap_sdk", "GAP_SDK_HOME", ("-DCONFIG_GAP9",)),
+    "pulp-open": Sdk("pulp-sdk", "PULP_SDK_HOME", "CONFIG_HYPERRAM"),
+    "gap9": Sdk("gap_sdk", "GAP_SDK_HOME", "CONFIG_APS25XXXN", ("-DCONFIG_GAP9",)),
 }
+
+#: the C dialect of every build of the emitted code and the runtime: GNU C (the
+#: SDK headers use `asm`), and no a*b+c contracted by the compiler (ISO C
+#: modes' default, not GNU's), so every build gives the host's bits: the
+#: kernels fuse where they say so, with fmaf
+C_LANG = ("-std=gnu11", "-ffp-contract=off")
 
 C_TYPE = {"f32": "float", "i64": "int64_t", "i1": "uint8_t"}
 
@@ -110,39 +122,56 @@ class _FnCtx:
     """How each memref value of one function is spelled in C."""
 
     exprs: dict[SSAValue, str] = field(default_factory=dict[SSAValue, str])
-    #: C lvalue of each DMA request (ring) value
-    requests: dict[SSAValue, str] = field(default_factory=dict[SSAValue, str])
+    #: the static object(s) of each DMA request (ring) value: array, first index, count
+    requests: dict[SSAValue, tuple[str, int, int]] = field(
+        default_factory=dict[SSAValue, tuple[str, int, int]]
+    )
+    #: the name of each request (ring) in the host emulation's messages
+    names: dict[SSAValue, str] = field(default_factory=dict[SSAValue, str])
     #: L2 <-> L1 copies as memcpy (the L1 arena lives in L2)
     l1_as_l2: bool = False
+    #: objects in each static array of requests (see _plan_requests)
+    pools: dict[str, int] = field(default_factory=dict[str, int])
 
     def ptr(self, v: SSAValue) -> str:
         return self.exprs[v]
 
-    def new_request(self, token: SSAValue, ctype: str) -> str:
+    def new_request(self, token: SSAValue) -> tuple[str, int, int, str]:
+        """The static slots planned for a request (ring) and its name."""
         base = c_ident(token.name_hint or "req")
         var = f"dm_req_{base}"
         n = 1
-        used = set(self.requests.values())
+        used = set(self.names.values())
         while var in used:
             n += 1
             var = f"dm_req_{base}_{n}"
-        self.requests[token] = var
-        return var
+        self.names[token] = var
+        arr, first, count = self.requests[token]
+        return arr, first, count, var
 
     def request(self, token: SSAValue, slot: SSAValue | None = None) -> str:
         """The request a token stands for (a copy on a ring slot: that slot)."""
         owner = token.owner
         if isinstance(owner, dma.CopyOp) and owner.on is not None:
             return self.request(owner.on, owner.slot)
-        var = self.requests[token]
-        if isinstance(owner, dma.RequestOp):
-            return f"{var}[{self.ptr(slot) if slot is not None else '0u'}]"
-        return var
+        arr, first, _ = self.requests[token]
+        if isinstance(owner, dma.RequestOp) and slot is not None:
+            return f"{arr}[{first}u + {self.ptr(slot)}]"
+        return f"{arr}[{first}u]"
+
+    def pool_declarations(self) -> list[str]:
+        return [
+            f"static {_REQ_TYPE[fam]} {arr}[{n}];"
+            for fam, arr in _POOL.items()
+            if (n := self.pools.get(arr, 0)) > 0
+        ]
 
 
 #: C request type, issue and wait calls of each engine family (PMSIS names)
 _REQ_TYPE = {"mchan": "pi_cl_dma_cmd_t", "ram": "pi_cl_ram_req_t"}
 _WAIT = {"mchan": "pi_cl_dma_cmd_wait", "ram": "pi_cl_ram_copy_wait"}
+#: the function-scope static array that holds each family's requests
+_POOL = {"mchan": "dm_dma_cmds", "ram": "dm_ram_reqs"}
 
 
 def _family(engine: dma.EngineAttr) -> str:
@@ -237,8 +266,7 @@ def _dma_copy(op: dma.CopyOp, cx: _FnCtx) -> list[str]:
             "}",
         ]
     if op.on is None:
-        var = cx.new_request(op.token, _REQ_TYPE[fam])
-        lines += [f"{_REQ_TYPE[fam]} {var} = {{0}};", f'DM_REQ_NAME(&{var}, "{var}");']
+        lines += _fresh_request(op.token, fam, cx)
     req = cx.request(op.token)
     if fam == "mchan":
         d = "PI_CL_DMA_DIR_EXT2LOC" if op.is_in else "PI_CL_DMA_DIR_LOC2EXT"
@@ -262,6 +290,106 @@ def _dma_copy(op: dma.CopyOp, cx: _FnCtx) -> list[str]:
                 f"{dims[0].ext}u, {dims[1].count}u, {e2l}, &{req});"
             )
     return lines
+
+
+def _fresh_request(token: SSAValue, fam: str, cx: _FnCtx) -> list[str]:
+    """Where a request (ring) is created: its static object(s) zeroed, as a
+    fresh local would be, and named for the host emulation's messages."""
+    arr, first, count, var = cx.new_request(token)
+    ring = isinstance(token.owner, dma.RequestOp)
+    lines: list[str] = []
+    for k in range(count):
+        name = f"{var}[{k}]" if ring else var
+        lines += [
+            f"{arr}[{first + k}u] = ({_REQ_TYPE[fam]}){{0}};",
+            f'DM_REQ_NAME(&{arr}[{first + k}u], "{name}");',
+        ]
+    return lines
+
+
+def _request_roots(block: Block, l1_as_l2: bool) -> list[tuple[SSAValue, str, int]]:
+    """Every request (ring) a function creates, in program order: its token,
+    engine family and number of requests."""
+    roots: list[tuple[SSAValue, str, int]] = []
+    for op in block.walk():
+        if isinstance(op, dma.RequestOp):
+            fam = _family(_request_engine(op.token))
+            n = op.count.value.data
+        elif isinstance(op, dma.CopyOp) and op.on is None and op.engine is not None:
+            fam = _family(op.engine)
+            n = 1
+        else:
+            continue
+        if fam == "mchan" and l1_as_l2:
+            continue
+        roots.append((op.token, fam, n))
+    return roots
+
+
+def _token_users(token: SSAValue) -> list[Operation]:
+    """The ops that use a request: its copies and waits, and those of the
+    copies issued on it."""
+    out: list[Operation] = []
+    for u in token.uses:
+        out.append(u.operation)
+        if isinstance(u.operation, dma.CopyOp) and u.operation.on is token:
+            out += _token_users(u.operation.token)
+    return out
+
+
+def _plan_requests(block: Block, cx: _FnCtx) -> None:
+    """Static storage for the DMA requests of one function, shared where the
+    uses never overlap.
+
+    Every op gets its pre-order position; a request (ring) is live from the
+    op that creates it to the end of the last op of its block that contains
+    one of its uses (its copies, its waits; a use inside a loop keeps it live
+    for the whole loop). The request is zeroed where it is created, as the
+    fresh local it used to be, so requests live at different times can take
+    the same object: first fit over each family's array, in program order.
+    A use outside the creating op's block (not produced by the passes) gets
+    an object of its own."""
+    pos: dict[Operation, int] = {}
+    end: dict[Operation, int] = {}
+
+    def visit(op: Operation) -> None:
+        pos[op] = len(pos)
+        for region in op.regions:
+            for b in region.blocks:
+                for o in b.ops:
+                    visit(o)
+        end[op] = len(pos) - 1
+
+    for op in block.ops:
+        visit(op)
+    #: per family, the last position each object is live at
+    busy: dict[str, list[int]] = {fam: [] for fam in _POOL}
+    for token, fam, n in _request_roots(block, cx.l1_as_l2):
+        owner = token.owner
+        assert isinstance(owner, Operation)
+        home = owner.parent_block()
+        start, stop, shared = pos[owner], pos[owner], True
+        for user in _token_users(token):
+            anchor: Operation | None = user
+            while anchor is not None and anchor.parent_block() is not home:
+                anchor = anchor.parent_op()
+            if anchor is None:
+                shared = False
+                break
+            stop = max(stop, end[anchor])
+        slots = busy[fam]
+        first = len(slots)
+        if shared:
+            for i in range(len(slots) - n + 1):
+                if all(slots[i + k] < start for k in range(n)):
+                    first = i
+                    break
+        while len(slots) < first + n:
+            slots.append(-1)
+        for k in range(n):
+            slots[first + k] = stop if shared else len(pos)
+        cx.requests[token] = (_POOL[fam], first, n)
+    cx.pools = {_POOL[fam]: len(slots) for fam, slots in busy.items()}
 
 
 _INDEX_OPS: dict[type, str] = {
@@ -317,11 +445,7 @@ def _dma_statements(op: Operation, cx: _FnCtx) -> list[str] | None:
             fam = _family(_request_engine(op.token))
             if fam == "mchan" and cx.l1_as_l2:
                 return []
-            var = cx.new_request(op.token, _REQ_TYPE[fam])
-            n = op.count.value.data
-            return [f"{_REQ_TYPE[fam]} {var}[{n}] = {{{{0}}}};"] + [
-                f'DM_REQ_NAME(&{var}[{k}], "{var}[{k}]");' for k in range(n)
-            ]
+            return _fresh_request(op.token, fam, cx)
         case dma.WaitOp():
             fam = _family(_request_engine(_root_request(op.token)))
             if fam == "mchan" and cx.l1_as_l2:
@@ -845,7 +969,9 @@ class Project:
                         name, kind, level, off, nbytes(a.type), c_type(a.type), T.shape_of(a.type)
                     )
                 )
-        return self._block(block, cx, globals_, 1)
+        _plan_requests(block, cx)
+        body = self._block(block, cx, globals_, 1)
+        return ["    " + ln for ln in cx.pool_declarations()] + body
 
     def _block(self, block: Block, cx: _FnCtx, globals_: dict[str, str], depth: int) -> list[str]:
         """C statements of a block, indented `depth` levels."""
@@ -967,6 +1093,8 @@ class Project:
             "c_ident": c_ident,
             "n_calls": self.n_calls,
             "sdk": TARGETS[self.opts.target],
+            "c_lang": " ".join(C_LANG),
+            "stacks": cluster_stacks(self.opts.num_cores),
             "rv32": self._rv32_memory(),
         }
 
@@ -974,6 +1102,8 @@ class Project:
         from deeploy_mlir.memory.report import MANIFEST_VERSION, memory_summary
 
         summary = memory_summary(self.module)  # the schema: docs/manifest.md
+        stacks = cluster_stacks(self.opts.num_cores)
+        summary["memory"]["L1"]["stack_bytes"] = stacks.total
         return {
             "version": MANIFEST_VERSION,
             "target": self.opts.target,
@@ -982,6 +1112,12 @@ class Project:
             "memory": summary["memory"],
             "buffers": summary["buffers"],
             "kernel_calls": self.n_calls,
+            "cluster_stacks": {
+                "stack_size": stacks.cc,
+                "slave_stack_size": stacks.worker,
+                "cores": stacks.cores,
+                "l1_bytes": stacks.total,
+            },
             **self._tiling(),
         }
 
@@ -1095,4 +1231,6 @@ def function_statements(fn: func.FuncOp, arg_exprs: Sequence[str]) -> list[str]:
     cx = _FnCtx()
     for a, e in zip(block.args, arg_exprs, strict=True):
         cx.exprs[a] = e
-    return _Statements()._block(block, cx, {}, 1)  # type: ignore[arg-type]
+    _plan_requests(block, cx)
+    body = _Statements()._block(block, cx, {}, 1)  # type: ignore[arg-type]
+    return ["    " + ln for ln in cx.pool_declarations()] + body

@@ -366,7 +366,10 @@ class _Importer:
         writer: dict[str, str] = {}
         for i, n in enumerate(g.node):
             label = _node_label(n, i)
-            if not any(n.output):
+            # ConvGrad's outputs (dX, dW, dB) are all optional: with none named,
+            # no gradient is needed and the node is dropped (conv_import)
+            optional = n.op_type == "ConvGrad" and n.domain == MS
+            if not any(n.output) and not optional:
                 raise DeeployError(f"{label}: has no outputs")
             for out in n.output:
                 if not out:

@@ -75,13 +75,16 @@ def arena_sizes(module: ModuleOp) -> dict[str, int]:
 
 def check_arenas(module: ModuleOp, budgets: Mapping[str, int]) -> None:
     """Raise when an arena of `module` is over its level's budget (`budgets`
-    by lower-case level: l1, l2, l3)."""
+    by lower-case level: l1, l2, l3; `l1` is the L1 arena's, and
+    `l1_stacks`, when present, the L1 the cluster stacks take beside it)."""
     for level, size in arena_sizes(module).items():
         cap = budgets[level.lower()]
         if size > cap:
+            stacks = budgets.get("l1_stacks", 0) if level == "L1" else 0
+            note = f" ({cap + stacks} minus {stacks} of cluster stacks)" if stacks else ""
             raise DeeployError(
-                f"the {level} arena needs {size} bytes but the {level} budget is {cap} bytes "
-                f"(--{level.lower()})"
+                f"the {level} arena needs {size} bytes but the {level} budget is {cap} bytes"
+                f"{note} (--{level.lower()})"
             )
 
 

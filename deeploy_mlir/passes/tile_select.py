@@ -539,7 +539,11 @@ def _probe_l2_arena(module: ModuleOp) -> int:
 class TileSelect(ModulePass):
     name = "tile-select"
 
+    #: L1 bytes for the arena (tiles and their buffers)
     l1: int = 65536
+    #: L1 bytes the caller keeps beside the arena for the cluster stacks
+    #: (deeploy_mlir/targets/stacks.py): not in `l1`, named in the errors
+    stacks: int = 0
     #: L2 budget in bytes (0 = unchecked). Operands in L3 are staged through
     #: L2 in tiles (the L3 -> L2 hop) that fit what the L2 arena leaves free.
     l2: int = 0
@@ -553,6 +557,11 @@ class TileSelect(ModulePass):
     #: reaches it keeps the best tiles found, and the op is listed in
     #: `tiling.stopped_early`
     rlimit: int = DEFAULT_RLIMIT
+
+    def _stacks_note(self) -> str:
+        if not self.stacks:
+            return ""
+        return f" ({self.l1 + self.stacks} minus {self.stacks} of cluster stacks)"
 
     @property
     def _cache(self) -> dict[object, tuple[list[int], str]]:
@@ -759,7 +768,7 @@ class TileSelect(ModulePass):
             if need > self.l1:
                 raise DeeployError(
                     f"{where} ({o.name}) needs {need} bytes of L1 untiled; the L1 budget is "
-                    f"{self.l1} bytes"
+                    f"{self.l1} bytes{self._stacks_note()}"
                 )
             return dims, ""
         hs = halos(o, dims)
@@ -770,6 +779,7 @@ class TileSelect(ModulePass):
             raise DeeployError(
                 f"{where} ({o.name}) needs at least {need} bytes of L1 (smallest tiles"
                 f"{spatial}{acc}, {self.buffers} buffer(s)); the L1 budget is {self.l1} bytes"
+                f"{self._stacks_note()}"
             )
         key = (tuple(dims), frozenset(whole), tuple(ops), budget, model, hs)
         if key not in self._cache:

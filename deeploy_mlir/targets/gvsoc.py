@@ -30,24 +30,15 @@ RECORD = REPO / ".gvsoc.json"
 SHARED = REPO.parent / "shared" / "gvsoc"
 RV32_CC = "riscv64-unknown-elf-gcc"
 #: GVSoC targets: the end of L2 and the size of L1 runtime_c/gvsoc/gvsoc.mk
-#: links for (the models' memory maps), each cluster core's stack and the
-#: cluster controller's extra stack (gvsoc.mk's defaults)
+#: links for (the models' memory maps)
 TARGETS = {
-    "siracusa": {
-        "l2_end": 0x1C200000,
-        "l1": 0x40000,
-        "stack": 0x4000,
-        "cc_extra": 0,
-        "l3": 0x800000,
-    },
-    "pulp-open": {
-        "l2_end": 0x1C190000,
-        "l1": 0x10000,
-        "stack": 0x400,
-        "cc_extra": 0x1C00,
-        "l3": 0x800000,
-    },
+    "siracusa": {"l2_end": 0x1C200000, "l1": 0x40000, "l3": 0x800000},
+    "pulp-open": {"l2_end": 0x1C190000, "l1": 0x10000, "l3": 0x800000},
 }
+#: each cluster core's boot stack at the top of L1 (gvsoc.mk's
+#: CLUSTER_STACK_SIZE): the dispatch loop only; a task runs on its own stacks
+BOOT_STACK = 0x80
+L1_BASE = 0x10000000
 #: (l3: the board's HyperRAM, runtime_c/gvsoc/ram_gvsoc.c; 8 bytes stay unused)
 #: the GVSoC target of each deeploy-mlir --target (None: no model here)
 DEFAULT_TARGET = {"pulp-open": "siracusa", "gap9": None}
@@ -126,12 +117,11 @@ def _env(setup: Setup) -> dict[str, str]:
     return env
 
 
-def _l2_heap_start(elf: Path) -> int | None:
+def _symbols(elf: Path) -> dict[str, int]:
     r = subprocess.run(
         ["riscv64-unknown-elf-nm", str(elf)], capture_output=True, text=True, check=False
     )
-    m = re.search(r"^([0-9a-f]+) \S __dm_l2_heap_start$", r.stdout, re.M)
-    return int(m.group(1), 16) if m else None
+    return {m[1]: int(m[0], 16) for m in re.findall(r"^([0-9a-f]+) \S (\S+)$", r.stdout, re.M)}
 
 
 def build(project_dir: Path, target: str, setup: Setup, l1_as_l2: bool = False) -> Path:
@@ -159,15 +149,26 @@ def build(project_dir: Path, target: str, setup: Setup, l1_as_l2: bool = False) 
     return elf
 
 
+def l1_heap(target: str, l1_heap_start: int) -> int:
+    """The bytes of L1 the heap has (pi_cl_l1_malloc: the arena and the
+    cluster task's stacks): L1 less the static L1 data and the boot stacks."""
+    t = TARGETS[target]
+    boot = (L1_BASE + t["l1"] - 8 * BOOT_STACK) & ~15
+    return (boot & ~7) - ((l1_heap_start + 7) & ~7)
+
+
 def _check_fits(project_dir: Path, elf: Path, target: str, l1_as_l2: bool) -> None:
-    """The arenas InitNetwork allocates fit the heaps the ELF leaves."""
+    """The arenas InitNetwork allocates, and the cluster task's stacks, fit
+    the heaps the ELF leaves."""
     try:
         man = json.loads((project_dir / "manifest.json").read_text())
         mem = {lv: int(m["arena_bytes"]) for lv, m in man["memory"].items()}
-    except (OSError, ValueError, KeyError, TypeError):
+        stacks = int(man.get("cluster_stacks", {}).get("l1_bytes", 0))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return
     t = TARGETS[target]
-    start = _l2_heap_start(elf)
+    syms = _symbols(elf)
+    start = syms.get("__dm_l2_heap_start")
     if start is not None:
         heap = t["l2_end"] - ((start + 7) & ~7)
         # the L2 arena, and the L1 arena with --l1-as-l2 (allocated in L2)
@@ -184,12 +185,18 @@ def _check_fits(project_dir: Path, elf: Path, target: str, l1_as_l2: bool) -> No
             f"the L3 arena ({mem['L3']} bytes) does not fit GVSoC {target}'s HyperRAM "
             f"({t['l3']} bytes)"
         )
-    # static L1 data is well under 1 KiB
-    l1_free = t["l1"] - 0x400 - 8 * t["stack"] - t["cc_extra"]
-    if not l1_as_l2 and mem.get("L1", 0) > l1_free:
+    l1_start = syms.get("__l1_heap_start")
+    if l1_start is None:
+        return
+    free = l1_heap(target, l1_start)
+    arena = 0 if l1_as_l2 else mem.get("L1", 0)
+    # each block is rounded to 8 bytes by the allocator
+    need = ((arena + 7) & ~7) + ((stacks + 7) & ~7)
+    if need > free:
         raise DeeployError(
-            f"the L1 arena ({mem['L1']} bytes) does not fit GVSoC {target}'s L1 next to the "
-            f"cluster stacks ({8 * t['stack'] + t['cc_extra']} bytes): use --l1 {l1_free} or less"
+            f"the L1 arena ({arena} bytes) and the cluster stacks ({stacks} bytes) do not "
+            f"fit GVSoC {target}'s L1: {free} bytes are left after the runtime's L1 data "
+            f"and boot stacks (use --l1 {free - 8} or less)"
         )
 
 
@@ -233,6 +240,11 @@ def run(elf: Path, target: str, setup: Setup, timeout: float = DEFAULT_TIMEOUT) 
         if err and "cannot allocate the arenas" in err:
             raise DeeployError(
                 f"the arenas do not fit GVSoC {target}'s memory (InitNetwork: {err.strip()})"
+            )
+        if err and "cannot start the cluster task" in err:
+            raise DeeployError(
+                f"the cluster stacks do not fit GVSoC {target}'s L1 next to the arena "
+                f"({err.strip()})"
             )
         last = err or (lines[-1] if lines else "")
         raise RuntimeError(f"the program failed on GVSoC ({r.returncode}): {last}\n{text}")

@@ -14,7 +14,8 @@ RV32_COMPILE = [
     "-mabi=ilp32f",
     "-misa-spec=2.2",
     "-O2",
-    "-std=c11",
+    "-std=gnu11",
+    "-ffp-contract=off",
     "--specs=picolibc.specs",
 ]
 

@@ -1,6 +1,7 @@
-// RUN: env DEEPLOY_MLIR_DEBUG=1 deeploy-mlir run %S/../../examples/mlp_small --data %S/../../examples/mlp_small/data.npz --l1 2048 --buffering double --steps 1 2>&1 | filecheck %s --check-prefix=TRAIN
-// RUN: env DEEPLOY_MLIR_DEBUG=1 deeploy-mlir run %S/../../examples/mlp_small --data %S/../../examples/mlp_small/data.npz --l1 2048 --buffering double --steps 1 --target gap9 2>&1 | filecheck %s --check-prefix=TRAIN
+// RUN: env DEEPLOY_MLIR_DEBUG=1 deeploy-mlir run %S/../../examples/mlp_small --data %S/../../examples/mlp_small/data.npz --l1 10112 --buffering double --steps 1 2>&1 | filecheck %s --check-prefix=TRAIN
+// RUN: env DEEPLOY_MLIR_DEBUG=1 deeploy-mlir run %S/../../examples/mlp_small --data %S/../../examples/mlp_small/data.npz --l1 10112 --buffering double --steps 1 --target gap9 2>&1 | filecheck %s --check-prefix=TRAIN
 // RUN: deeploy-opt %s --split-input-file -p 'dma-multibuffer{count=3}' | filecheck %s
+// (--l1 10112: a 2,048-byte L1 arena plus the 8,064 bytes of cluster stacks)
 
 // dma-multibuffer never waits on a request slot that has nothing in flight.
 // In iteration i of a multi-buffered tile loop the output slot's previous

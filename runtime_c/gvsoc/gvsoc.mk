@@ -7,9 +7,10 @@
 #
 # GVSOC_TARGET sets the memory sizes of the GVSoC model: L2 up to
 # 0x1C200000 (siracusa) or 0x1C190000 (pulp-open), L1 256 KiB (siracusa) or
-# 64 KiB (pulp-open). CLUSTER_STACK_SIZE is each cluster core's stack (bytes),
-# taken from the top of L1; the cluster controller (core 0) has CC_STACK_EXTRA
-# bytes more, below them.
+# 64 KiB (pulp-open). CLUSTER_STACK_SIZE is each cluster core's boot stack
+# (bytes, at the top of L1), which holds only the dispatch loop: a task runs on
+# the stacks its pi_cluster_task asks for (stack_size, slave_stack_size),
+# taken from the L1 heap when it is sent, as in PULPOS.
 GVSOC_TARGET ?= siracusa
 APP_SRCS ?=
 APP_INCS ?=
@@ -18,18 +19,15 @@ OUT ?= build/gvsoc/prog.elf
 GVSOC_RT ?= $(dir $(lastword $(MAKEFILE_LIST)))
 RV32_CC ?= riscv64-unknown-elf-gcc
 NUM_CORES ?= 8
+CLUSTER_STACK_SIZE ?= 0x80
 
 ifeq ($(GVSOC_TARGET),siracusa)
 GVSOC_L2_END ?= 0x1C200000
 GVSOC_L1_SIZE ?= 0x40000
-CLUSTER_STACK_SIZE ?= 0x4000
-CC_STACK_EXTRA ?= 0
 HYPER_DEFS := -DDM_HYPER_PERIPH=4 -DDM_HYPER_NB_CHANNELS=2
 else ifeq ($(GVSOC_TARGET),pulp-open)
 GVSOC_L2_END ?= 0x1C190000
 GVSOC_L1_SIZE ?= 0x10000
-CLUSTER_STACK_SIZE ?= 0x400
-CC_STACK_EXTRA ?= 0x1C00
 HYPER_DEFS := -DDM_HYPER_PERIPH=8 -DDM_HYPER_NB_CHANNELS=8
 else
 $(error GVSOC_TARGET must be siracusa or pulp-open, not '$(GVSOC_TARGET)')
@@ -46,7 +44,7 @@ ARCH := -march=rv32imfc -mabi=ilp32f --specs=picolibc.specs
 PR_FLAGS := -O2 -std=gnu11 -DRV_ISA_RV32 -D__riscv__ -fdata-sections -ffunction-sections \
 	-include chips/pulp/config.h -I$(GVSOC_RT)shim -I$(PR)/include/chips/pulp -I$(PR)/include -I$(PR)/kernel \
 	-fno-jump-tables -fno-tree-loop-distribute-patterns -D__PLATFORM__=ARCHI_PLATFORM_GVSOC \
-	-DCONFIG_IO_UART=0 -DCLUSTER_STACK_SIZE=$(CLUSTER_STACK_SIZE) -DDM_CC_STACK_EXTRA=$(CC_STACK_EXTRA) -DNUM_CORES=$(NUM_CORES)
+	-DCONFIG_IO_UART=0 -DCLUSTER_STACK_SIZE=$(CLUSTER_STACK_SIZE) -DNUM_CORES=$(NUM_CORES)
 PR_SRCS := kernel/fll-v1.c kernel/freq-domains.c kernel/chips/pulp/soc.c kernel/init.c \
 	kernel/irq.c kernel/soc_event.c kernel/crt0.S kernel/irq_asm.S
 # the application (emitted code, kernels): the project's warning flags

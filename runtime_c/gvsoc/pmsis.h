@@ -7,14 +7,20 @@
  *   controller) runs each task sent by pi_cluster_send_task_to_cl, cores 1-7
  *   wait in a dispatch loop until pi_cl_team_fork wakes them (software event)
  *   and meet core 0 at the event unit's hardware barrier when done.
+ * - the task's code runs on the task's stacks, as in PULPOS: stack_size bytes
+ *   for core 0 and slave_stack_size for each other core (0: PULPOS' 0x800
+ *   and 0x400), taken from the L1 heap when the task is sent (-1 when they
+ *   do not fit). The stacks are painted first; a task that wrote a stack
+ *   down to its last word stops the program with a `dm-gvsoc:` line.
  * - pi_cl_dma_*: the cluster DMA (mchan) as PULPOS drives it: one of the 16
  *   transfer counters per command, freed by the wait on it; flush waits for
  *   every transfer. A 1-D size must fit 16 bits, a 2-D size 17 bits and a
  *   2-D row length and stride 16 bits: larger values stop the program with a
  *   message (PULPOS truncates them silently).
  * - pi_l2_malloc / pi_cl_l1_malloc: first-fit allocators over the heaps the
- *   link script leaves in L2 and L1 (the cluster stacks are taken from the
- *   top of L1 first); NULL when the request does not fit.
+ *   link script leaves in L2 and L1 (the cores' small boot stacks, for the
+ *   dispatch loop, are taken from the top of L1 first); NULL when the
+ *   request does not fit.
  * - pi_perf_*: PI_PERF_CYCLES (and PI_PERF_ACTIVE_CYCLES) count mcycle
  *   cycles between start and stop on the calling core.
  * The L3 RAM API (bsp/ram.h) is ram_gvsoc.c, on the boards' HyperRAM. */
@@ -113,6 +119,11 @@ void pi_cl_dma_flush(void);
  * spins after a fork wakes it and before it runs the entry (0 by default), to
  * start a team's cores in a chosen order. */
 extern volatile uint32_t dm_gvsoc_fork_delay[8];
+
+/* deeploy-mlir only: the bytes of its stack core `core` (0: the cluster
+ * controller) used during the last task, measured from the paint
+ * pi_cluster_send_task_to_cl puts on the task's stacks. */
+uint32_t dm_gvsoc_stack_used(int core);
 
 /* deeploy-mlir only: the bytes left in the L2 and L1 heaps (largest free block). */
 uint32_t dm_gvsoc_l2_largest_free(void);

@@ -15,14 +15,15 @@
 #define DM_BAR_TEAM 1
 
 #ifndef CLUSTER_STACK_SIZE
-#error "CLUSTER_STACK_SIZE must be defined (bytes per cluster core stack)"
+#error "CLUSTER_STACK_SIZE must be defined (bytes per cluster core's boot stack)"
 #endif
-/* bytes the cluster controller's (core 0's) stack has beyond CLUSTER_STACK_SIZE:
- * crt0 gives core i the stack below cluster_stacks + (i + 1) * CLUSTER_STACK_SIZE,
- * so core 0's grows down past cluster_stacks, into this reserve */
-#ifndef DM_CC_STACK_EXTRA
-#define DM_CC_STACK_EXTRA 0
-#endif
+/* CLUSTER_STACK_SIZE is each core's BOOT stack: crt0 gives core i the stack
+ * below cluster_stacks + (i + 1) * CLUSTER_STACK_SIZE, and it holds only the
+ * dispatch loop (cluster_entry_stub), like PULPOS' stackless loop in
+ * pe-eu-v3.S. The code of a task runs on the task's stacks (stack_size,
+ * slave_stack_size), taken from the L1 heap when the task is sent. */
+/* the word the task's stacks are painted with (overflow check, high-water) */
+#define DM_STACK_PAINT 0x5AC3A5C3u
 
 /* ---- output and exit ---------------------------------------------------- */
 
@@ -177,7 +178,7 @@ static void dm_heaps_init(void)
     uint32_t l1_end = l1 + (uint32_t)&__l1_heap_size;
     uint32_t stacks = (l1_end - ARCHI_CLUSTER_NB_PE * CLUSTER_STACK_SIZE) & ~15u;
     cluster_stacks = (char *)stacks;
-    dm_heap_init(&dm_heap_l1, l1, stacks - DM_CC_STACK_EXTRA);
+    dm_heap_init(&dm_heap_l1, l1, stacks);
     dm_heap_init(&dm_heap_l2, (uint32_t)&__dm_l2_heap_start, (uint32_t)&__dm_l2_end);
     dm_heaps_ready = 1;
 }
@@ -235,9 +236,46 @@ static inline void dm_fork_skew(uint32_t core)
     for (uint32_t i = dm_gvsoc_fork_delay[core]; i != 0u; i--) __asm__ __volatile__("nop");
 }
 
+/* the cores of a task: nb_cores, 0 for NUM_CORES */
+static int dm_cores(const struct pi_cluster_task *t)
+{
+    int n = t->nb_cores > 0 ? t->nb_cores : NUM_CORES;
+    return n > ARCHI_CLUSTER_NB_PE ? ARCHI_CLUSTER_NB_PE : n;
+}
+
 void cluster_start(int cid, int (*entry)());
 int cluster_wait(int cid);
 void cluster_entry_stub(void);
+
+/* the stacks of the task in progress (set by the FC before it hands the task
+ * over): the cluster controller's top is dm_stacks + dm_stack_size, core i's
+ * (i >= 1) dm_stacks + dm_stack_size + i * dm_slave_stack_size, as PULPOS'
+ * pe-eu-v3.S sets them (pos_master_loop_exec_task, pos_set_slave_stack) */
+L1_DATA static char *volatile dm_stacks;
+L1_DATA static volatile uint32_t dm_stack_size;
+L1_DATA static volatile uint32_t dm_slave_stack_size;
+
+/* runs fn(arg) with sp = top, and returns on the caller's stack (the old sp
+ * is kept in s0, callee-saved: nothing is stored on the new stack) */
+void dm_call_on_stack(void (*fn)(void *), void *arg, char *top);
+__asm__(".section .text\n"
+        ".global dm_call_on_stack\n"
+        ".type dm_call_on_stack, @function\n"
+        "dm_call_on_stack:\n"
+        "    addi sp, sp, -16\n"
+        "    sw ra, 12(sp)\n"
+        "    sw s0, 8(sp)\n"
+        "    mv s0, sp\n"
+        "    mv sp, a2\n"
+        "    mv t0, a0\n"
+        "    mv a0, a1\n"
+        "    jalr t0\n"
+        "    mv sp, s0\n"
+        "    lw s0, 8(sp)\n"
+        "    lw ra, 12(sp)\n"
+        "    addi sp, sp, 16\n"
+        "    ret\n"
+        ".size dm_call_on_stack, .-dm_call_on_stack\n");
 
 void cluster_entry_stub(void)
 {
@@ -257,9 +295,9 @@ void cluster_entry_stub(void)
             while ((t = dm_pending) == NULL) {
             }
             if (t == DM_QUIT) break;
-            dm_task_cores = t->nb_cores > 0 ? t->nb_cores : NUM_CORES;
+            dm_task_cores = dm_cores(t);
             dm_team_n = dm_task_cores;
-            t->entry(t->arg);
+            dm_call_on_stack(t->entry, t->arg, dm_stacks + dm_stack_size);
             dm_pending = NULL;
         }
         dm_fork_quit = 1;
@@ -271,7 +309,8 @@ void cluster_entry_stub(void)
             if (dm_fork_quit) break;
             if ((int)core < dm_fork_n) {
                 dm_fork_skew(core);
-                dm_fork_fn(dm_fork_arg);
+                dm_call_on_stack(dm_fork_fn, dm_fork_arg,
+                                 dm_stacks + dm_stack_size + core * dm_slave_stack_size);
             }
             eu_bar_trig_wait_clr(eu_bar_addr(DM_BAR_ALL));
         }
@@ -324,13 +363,23 @@ int pi_cluster_open(struct pi_device *device)
     return 0;
 }
 
+/* the task stacks in L1 (kept from task to task while the sizes stay, as
+ * PULPOS' pos_cluster_task_set_stack does), freed by pi_cluster_close */
+static char *dm_stacks_mem;
+static uint32_t dm_stacks_bytes;
+static uint32_t dm_stack_used[ARCHI_CLUSTER_NB_PE];
+
 int pi_cluster_close(struct pi_device *device)
 {
-    (void)device;
     if (dm_cluster_open) {
         dm_pending = DM_QUIT;
         cluster_wait(0);
         dm_cluster_open = 0;
+    }
+    if (dm_stacks_mem != NULL) {
+        pi_cl_l1_free(device, dm_stacks_mem, (int)dm_stacks_bytes);
+        dm_stacks_mem = NULL;
+        dm_stacks_bytes = 0;
     }
     return 0;
 }
@@ -344,16 +393,85 @@ struct pi_cluster_task *pi_cluster_task(struct pi_cluster_task *task, void (*ent
     return task;
 }
 
+/* the task's stacks, as PULPOS' pos_cluster_task_set_stack: stack_size 0
+ * means 0x800 for the cluster controller and 0x400 for the others,
+ * slave_stack_size 0 the same as stack_size; stack_size +
+ * slave_stack_size * (nb_cores - 1) bytes from the L1 heap. -1 when they do
+ * not fit. */
+static int dm_task_set_stacks(struct pi_device *device, struct pi_cluster_task *task)
+{
+    if (task->stack_size == 0u) {
+        task->stack_size = 0x800;
+        task->slave_stack_size = 0x400;
+    }
+    if (task->slave_stack_size == 0u) task->slave_stack_size = task->stack_size;
+    int cores = dm_cores(task);
+    uint32_t bytes = task->stack_size + task->slave_stack_size * (uint32_t)(cores - 1);
+    if (dm_stacks_mem == NULL || bytes != dm_stacks_bytes) {
+        if (dm_stacks_mem != NULL) pi_cl_l1_free(device, dm_stacks_mem, (int)dm_stacks_bytes);
+        dm_stacks_bytes = bytes;
+        dm_stacks_mem = pi_cl_l1_malloc(device, bytes);
+        if (dm_stacks_mem == NULL) {
+            dm_stacks_bytes = 0;
+            return -1;
+        }
+    }
+    task->stacks = dm_stacks_mem;
+    return 0;
+}
+
+/* the bytes of stack `core` (0: the cluster controller) between `lo` and
+ * `hi` that the task wrote: from the lowest word that lost the paint */
+static uint32_t dm_stack_depth(uint32_t lo, uint32_t hi)
+{
+    for (uint32_t a = lo; a < hi; a += 4u)
+        if (*(volatile uint32_t *)a != DM_STACK_PAINT) return hi - a;
+    return 0;
+}
+
 int pi_cluster_send_task_to_cl(struct pi_device *device, struct pi_cluster_task *task)
 {
-    (void)device;
     if (!dm_cluster_open) return -1;
+    if (task->stacks == NULL && dm_task_set_stacks(device, task) != 0) return -1;
+    int cores = dm_cores(task);
+    uint32_t base = (uint32_t)task->stacks;
+    uint32_t end = base + task->stack_size + task->slave_stack_size * (uint32_t)(cores - 1);
+    /* deeploy-mlir only: paint the stacks, to tell afterwards how deep each
+     * core went and whether one went past its end */
+    for (uint32_t a = base; a + 4u <= end; a += 4u) *(volatile uint32_t *)a = DM_STACK_PAINT;
+    dm_stacks = (char *)task->stacks;
+    dm_stack_size = task->stack_size;
+    dm_slave_stack_size = task->slave_stack_size;
+    __asm__ __volatile__("" : : : "memory");
     dm_pending = task;
     /* poll now and then: fewer L2 accesses competing with the cluster's */
     while (dm_pending != NULL) {
         for (int i = 0; i < 64; i++) __asm__ __volatile__("nop");
     }
+    for (int c = 0; c < ARCHI_CLUSTER_NB_PE; c++) dm_stack_used[c] = 0;
+    dm_stack_used[0] = dm_stack_depth(base, base + task->stack_size);
+    for (int c = 1; c < cores; c++) {
+        uint32_t lo = base + task->stack_size + (uint32_t)(c - 1) * task->slave_stack_size;
+        dm_stack_used[c] = dm_stack_depth(lo, lo + task->slave_stack_size);
+    }
+    /* a stack written down to its last word went past its end (into the
+     * next core's stack, or below the stacks for the cluster controller):
+     * the results cannot be trusted */
+    for (int c = 0; c < cores; c++) {
+        uint32_t size = c == 0 ? task->stack_size : task->slave_stack_size;
+        if (dm_stack_used[c] >= size) {
+            printf("dm-gvsoc: the cluster task overflowed the stack of core %d (%lu bytes, "
+                   "pi_cluster_task.%s)\n",
+                   c, (unsigned long)size, c == 0 ? "stack_size" : "slave_stack_size");
+            exit(3);
+        }
+    }
     return 0;
+}
+
+uint32_t dm_gvsoc_stack_used(int core)
+{
+    return core >= 0 && core < ARCHI_CLUSTER_NB_PE ? dm_stack_used[core] : 0u;
 }
 
 uint32_t pi_core_id(void) { return hal_core_id(); }
@@ -365,7 +483,8 @@ int pi_cl_team_nb_cores(void) { return dm_team_n; }
 void pi_cl_team_fork(int nb_cores, void (*entry)(void *), void *arg)
 {
     int n = nb_cores > 0 ? nb_cores : dm_task_cores;
-    if (n > ARCHI_CLUSTER_NB_PE) n = ARCHI_CLUSTER_NB_PE;
+    /* the task has stacks for its nb_cores cores only */
+    if (n > dm_task_cores) n = dm_task_cores;
     dm_team_n = n;
     dm_fork_fn = entry;
     dm_fork_arg = arg;

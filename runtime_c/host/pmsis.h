@@ -107,6 +107,14 @@ unsigned int pi_perf_read(int id);
  * (emitted code casts pointers with (uintptr_t)). L3 addresses stay uint32_t:
  * they are offsets into the emulated RAM, never 0.
  *
+ * Differences from the real runtime that remain: cluster cores run in turn
+ * (above); stacks are the host's, not the cluster task's stack_size and
+ * slave_stack_size (x86-64 frames are not RV32 ones: tests/test_stacks.py
+ * checks the sizes against gcc's RV32 figures instead); L1 and L2 are
+ * malloc'ed, without the chip's capacities; a copy lands at its wait, not
+ * when the engine would finish; pi_cl_dma_cmd_wait on a command that was
+ * already waited for returns, where the board frees its transfer id again.
+ *
  * The emulation is what makes DMA bugs visible on the host. Every stop prints
  * one line "dm-host: ..." on stderr, naming the request (DM_REQ_NAME in
  * dm_dma.h), and exits with code 3.
@@ -129,6 +137,17 @@ unsigned int pi_perf_read(int id);
  *    lengths 16 bits, 2-D sizes 17 bits (the SDKs truncate them).
  *  - An L3 RAM request holds ONE transfer: issuing on a request that still
  *    has one in flight stops ("... reused while a transfer is in flight").
+ *  - Commands and requests have the SDK's sizes (8 and 96 bytes, pulp-sdk on
+ *    RV32) and lifetimes. On the board an L3 RAM request belongs to the
+ *    fabric controller from its issue to its end (it queues the request's
+ *    task and writes its done flag), and a command's transfer id is read
+ *    back at its wait: their storage must outlive the transfer (not a local
+ *    of a function that returns first, not an object reused meanwhile). The
+ *    emulation seals them at issue (a request's 88 runtime bytes get a
+ *    pattern) and checks the seal where the transfer lands or is waited
+ *    for: a change stops ("... storage changed while its transfer was in
+ *    flight"). pi_cl_ram_copy_wait then reads the request's done flag, as
+ *    the SDK does: waiting again on a finished request returns at once.
  *  - Waiting with nothing in flight returns at once. A wait on a command or
  *    request that never had a transfer (zero-initialised) STOPS: on the board
  *    an mchan wait then waits for and frees transfer id 0 (another
@@ -148,9 +167,13 @@ typedef enum {
     PI_CL_DMA_DIR_EXT2LOC = 1, /* L2 -> L1 */
 } pi_cl_dma_dir_e;
 
+/* 8 bytes, as pulp-sdk's on RV32 (int id; struct pi_cl_dma_cmd_s *next) on
+ * every build, so frames and static pools weigh what they weigh there. */
 typedef struct pi_cl_dma_cmd_s {
-    uint32_t id; /* the latest transfer issued on this command; 0: none */
+    uint32_t id;    /* the latest transfer issued on this command; 0: none */
+    uint32_t guard; /* ~id from issue on: a wait checks the command is intact */
 } pi_cl_dma_cmd_t;
+_Static_assert(sizeof(pi_cl_dma_cmd_t) == 8, "pi_cl_dma_cmd_t: 8 bytes as on pulp-sdk");
 
 /* 1-D: `size` contiguous bytes (size < 2^16). 2-D: `size` bytes (< 2^17) as
  * rows of `length` bytes (< 2^16; the last row may be shorter) that start

@@ -430,10 +430,55 @@ static void dm_check_free(const char *who, const void *p, uint64_t n)
     }
 }
 
+/* -- the seal of a command / request while its transfer is in flight -- */
+
+static void dm_seal(int engine, void *req, uint32_t id)
+{
+    if (engine == DM_MCHAN) {
+        pi_cl_dma_cmd_t *c = (pi_cl_dma_cmd_t *)req;
+        c->id = id;
+        c->guard = ~id;
+        return;
+    }
+    pi_cl_ram_req_t *r = (pi_cl_ram_req_t *)req;
+    r->id = id;
+    r->guard = ~id;
+    r->done = 0u;
+    for (unsigned i = 0; i < sizeof r->runtime; i++) r->runtime[i] = (uint8_t)(id * 31u + i);
+}
+
+static int dm_sealed(int engine, const void *req, uint32_t id)
+{
+    if (engine == DM_MCHAN) {
+        const pi_cl_dma_cmd_t *c = (const pi_cl_dma_cmd_t *)req;
+        return c->guard == ~c->id && c->id >= id;
+    }
+    const pi_cl_ram_req_t *r = (const pi_cl_ram_req_t *)req;
+    if (r->id != id || r->guard != ~id || r->done != 0u) return 0;
+    for (unsigned i = 0; i < sizeof r->runtime; i++) {
+        if (r->runtime[i] != (uint8_t)(id * 31u + i)) return 0;
+    }
+    return 1;
+}
+
+static void dm_check_sealed(int engine, const void *req, uint32_t id, int hop)
+{
+    if (!dm_sealed(engine, req, id)) {
+        dm_stopf("%s transfer on '%s': the %s's storage changed while its transfer was in "
+                 "flight (on the board the %s; keep it alive and untouched until the wait: "
+                 "not a local that went out of scope, not an object reused meanwhile)",
+                 dm_hop_names[hop], dm_request_name(req),
+                 engine == DM_MCHAN ? "command" : "request",
+                 engine == DM_MCHAN ? "wait reads its transfer id back from it"
+                                    : "fabric controller still owns it");
+    }
+}
+
 /* -- issue and land -- */
 
 static void dm_land(dm_transfer_t *t)
 {
+    if (t->engine == DM_RAM) dm_check_sealed(DM_RAM, t->req, t->id, t->hop);
     if (dm_checksum(&t->src) != t->checksum) {
         dm_stopf("%s transfer on '%s': source modified while in flight (wait for the "
                  "transfer before writing its source)",
@@ -454,6 +499,7 @@ static void dm_land(dm_transfer_t *t)
                dm_row_len(&t->dst, r));
     }
     t->active = 0;
+    if (t->engine == DM_RAM) ((pi_cl_ram_req_t *)(uintptr_t)t->req)->done = 1u;
 }
 
 /* Queues one copy of `size` bytes: on the ext side rows of `length` bytes
@@ -603,8 +649,9 @@ static void dm_mchan(uintptr_t ext, uintptr_t loc, uint32_t size, uint32_t strid
         stride = size;
         length = size;
     }
-    cmd->id = dm_issue(DM_MCHAN, cmd, (uint8_t *)ext, (uint8_t *)loc, size, stride,
-                       length > 0u ? length : 1u, e2l, e2l ? DM_HOP_L2_L1 : DM_HOP_L1_L2);
+    dm_seal(DM_MCHAN, cmd,
+            dm_issue(DM_MCHAN, cmd, (uint8_t *)ext, (uint8_t *)loc, size, stride,
+                     length > 0u ? length : 1u, e2l, e2l ? DM_HOP_L2_L1 : DM_HOP_L1_L2));
     dm_tids[free_tid].taken = 1;
     dm_tids[free_tid].orphan = 0;
     dm_tids[free_tid].cmd = cmd;
@@ -647,6 +694,12 @@ void pi_cl_dma_cmd_wait(pi_cl_dma_cmd_t *cmd)
                          "on the board it waits for transfer id 0 and frees it, while another "
                          "transfer may hold it");
         return;
+    }
+    if (cmd->guard != ~cmd->id) {
+        dm_stopf("pi_cl_dma_cmd_wait on '%s': the command's storage changed after its issue (on "
+                 "the board the wait reads its transfer id back from it; keep it alive and "
+                 "untouched until the wait)",
+                 dm_request_name(cmd));
     }
     dm_mchan_land_upto(cmd->id);
     for (int i = 0; i < DM_MCHAN_TIDS; i++) {
@@ -777,8 +830,9 @@ static void dm_ram_copy(const char *who, struct pi_device *device, uint32_t pi_r
     const uint64_t span =
         rows == 0u ? 0u : (uint64_t)(rows - 1u) * stride + (size - (rows - 1u) * length);
     uint8_t *ext = dm_ram_ptr(who, pi_ram_addr, span);
-    req->id = dm_issue(DM_RAM, req, ext, (uint8_t *)addr, size, stride, length, ext2loc != 0,
-                       ext2loc ? DM_HOP_L3_L2 : DM_HOP_L2_L3);
+    dm_seal(DM_RAM, req,
+            dm_issue(DM_RAM, req, ext, (uint8_t *)addr, size, stride, length, ext2loc != 0,
+                     ext2loc ? DM_HOP_L3_L2 : DM_HOP_L2_L3));
 }
 
 void pi_cl_ram_copy(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
@@ -797,6 +851,12 @@ void pi_cl_ram_copy_2d(struct pi_device *device, uint32_t pi_ram_addr, void *add
 void pi_cl_ram_copy_wait(pi_cl_ram_req_t *req)
 {
     if (req == NULL) dm_stopf("pi_cl_ram_copy_wait: the request is NULL");
+    for (int i = 0; i < DM_HOST_MAX_INFLIGHT; i++) {
+        const dm_transfer_t *t = &dm_inflight[i];
+        if (t->active && t->engine == DM_RAM && t->req == req) {
+            dm_check_sealed(DM_RAM, req, t->id, t->hop);
+        }
+    }
     if (req->id == 0u) {
         dm_wait_unissued("pi_cl_ram_copy_wait", req,
                          "on the board the wait never returns (its done flag is never set)");
@@ -805,6 +865,14 @@ void pi_cl_ram_copy_wait(pi_cl_ram_req_t *req)
     for (int i = 0; i < DM_HOST_MAX_INFLIGHT; i++) {
         dm_transfer_t *t = &dm_inflight[i];
         if (t->active && t->engine == DM_RAM && t->req == req) dm_land(t);
+    }
+    /* the SDK's wait polls the done flag: a request whose storage changed
+     * since (zeroed, reused) would wait for ever */
+    if (req->done == 0u) {
+        dm_stopf("pi_cl_ram_copy_wait on '%s': its done flag is clear and no transfer is in "
+                 "flight on it (its storage changed after the issue?): on the board the wait "
+                 "never returns",
+                 dm_request_name(req));
     }
 }
 

@@ -14,9 +14,15 @@ struct pi_ram_conf {
     void *api;
 };
 
+/* 96 bytes, as pulp-sdk's on RV32 (device, addresses, sizes, a pi_task_t
+ * for the fabric controller, done flag), on every build. */
 typedef struct pi_cl_ram_req_s {
-    uint32_t id; /* the latest transfer issued on this request; 0: none */
+    uint32_t id;         /* the latest transfer issued on this request; 0: none */
+    uint32_t guard;      /* ~id from issue on (see pmsis.h: lifetimes) */
+    uint8_t runtime[87]; /* the runtime's while in flight: a pattern here */
+    uint8_t done;        /* set when the transfer has landed, as the SDK's */
 } pi_cl_ram_req_t;
+_Static_assert(sizeof(pi_cl_ram_req_t) == 96, "pi_cl_ram_req_t: 96 bytes as on pulp-sdk");
 
 int32_t pi_ram_open(struct pi_device *device);
 void pi_ram_close(struct pi_device *device);

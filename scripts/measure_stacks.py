@@ -1,0 +1,105 @@
+"""Measure the stack figures of deeploy_mlir/targets/stacks.py and print them.
+
+    python scripts/measure_stacks.py [--sdk PULP_SDK]
+
+Compiles runtime_c/kernels, the step functions and harness of every example
+(tiled at a small L1, untiled, and with every tensor in L3) and PULPOS'
+minimal libc against pulp-sdk's siracusa headers with Debian's
+riscv64-unknown-elf-gcc (-fstack-usage -fcallgraph-info=su, RV32IMF ilp32f,
+-O2 and -O3) and prints KERNEL_PATH, STEP_FRAME and HARNESS_PATH, the
+largest of both levels, with the function that sets each."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from deeploy_mlir.emitters.c import C_LANG  # noqa: E402
+from deeploy_mlir.targets.pulp_sdk import SdkFlags, pulp_sdk_root  # noqa: E402
+from deeploy_mlir.targets.stacks import (  # noqa: E402
+    kernel_entries,
+    measure,
+    stack_reservation,
+    step_and_harness,
+)
+
+OPTS = ("-O2", "-O3")
+STEPS = ("RunTrainingNetwork", "RunOptimizerNetwork")
+#: lower options of the projects measured (each with --data of the example):
+#: tiled with a 2,048-byte arena (several tiles per op), untiled, all in L3
+VARIANTS = (
+    ["--l1", str(stack_reservation() + 2048)],
+    ["--tiling", "untiled", "--l1", "10000000"],
+    ["--home", "L3"],
+)
+
+
+def sdk_cflags(sdk: Path, overlay: Path) -> list[str]:
+    return SdkFlags(sdk).cflags(overlay) + list(C_LANG)
+
+
+def kernel_paths(sdk: Path, overlay: Path) -> dict[str, tuple[int, str]]:
+    rt = ROOT / "runtime_c"
+    srcs = sorted((rt / "kernels").glob("*.c"))
+    flags = [*sdk_cflags(sdk, overlay), f"-I{rt / 'include'}", "-DNUM_CORES=8"]
+    out: dict[str, tuple[int, str]] = {}
+    for opt in OPTS:
+        g = measure(srcs, flags, opt)
+        for k in kernel_entries(g, srcs):
+            p = g.path(k)
+            if p > out.get(k, (0, ""))[0]:
+                out[k] = (p, opt)
+    return out
+
+
+def project_frames(sdk: Path, overlay: Path, proj: Path) -> dict[str, int]:
+    """STEP: a step function's path without the kernels it forks (the
+    PULPOS DMA and fork code inlined in it or called); HARNESS: dm_train's
+    path without the step functions (its printf: PULPOS' libc)."""
+    return step_and_harness(sdk, overlay, proj, OPTS)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sdk", type=Path, default=pulp_sdk_root(ROOT))
+    args = ap.parse_args()
+    if args.sdk is None:
+        print("error: pulp-sdk not found (../shared/sdk/pulp-sdk or --sdk)", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as d:
+        overlay = SdkFlags(args.sdk).write_overlay(Path(d) / "overlay")
+        kp = kernel_paths(args.sdk, overlay)
+        name = max(kp, key=lambda k: kp[k][0])
+        print(f"KERNEL_PATH = {kp[name][0]}  # {name} ({kp[name][1]})")
+        worst = {"STEP": (0, ""), "HARNESS": (0, "")}
+        examples = {p.parent for p in (ROOT / "examples").glob("*/expected.json")}
+        examples |= {p.parent for p in (ROOT / "examples").glob("*/reference.json")}
+        for ex in sorted(examples):
+            for i, variant in enumerate(VARIANTS):
+                proj = Path(d) / f"{ex.name}_{i}"
+                cmd = [sys.executable, "-m", "deeploy_mlir.cli", "lower", str(ex), "-o", str(proj)]
+                r = subprocess.run(
+                    [*cmd, "--data", str(ex / "data.npz"), *variant],
+                    capture_output=True,
+                    text=True,
+                    cwd=ROOT,
+                )
+                if r.returncode != 0:
+                    print(f"error: {ex.name} {variant}: {r.stderr.strip()}", file=sys.stderr)
+                    return 1
+                for k, v in project_frames(args.sdk, overlay, proj).items():
+                    if v > worst[k][0]:
+                        worst[k] = (v, f"{ex.name} {' '.join(variant)}")
+        print(f"STEP_FRAME = {worst['STEP'][0]}  # {worst['STEP'][1]}")
+        print(f"HARNESS_PATH = {worst['HARNESS'][0]}  # {worst['HARNESS'][1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
