@@ -480,6 +480,21 @@ def _rlimit(args: argparse.Namespace) -> int | None:
     return rlimit
 
 
+def _pipeline_opts(args: argparse.Namespace) -> dict[str, Any]:
+    """pipeline_for's options from the command line but the tiling and the L1
+    budgets (target, buffering, L2, where weights and tensors live, rlimit,
+    memory regime)."""
+    return {
+        "target": args.target,
+        "buffering": args.buffering,
+        "l2": _budgets(args)["l2"],
+        "weights": "L3" if args.weights_in_l3 else "L2",
+        "home": args.home,
+        "rlimit": _rlimit(args),
+        **_regime_opts(args),
+    }
+
+
 def search_notes(module: object) -> list[str]:
     """One line per search that stopped before proving its optimum: each
     tile-select op (as the pass listed them) and each exact arena plan."""
@@ -531,18 +546,9 @@ def compile_model(args: argparse.Namespace, need_data: bool, notes: bool = True)
     from deeploy_mlir.pipeline import parse_pipeline, pipeline_for, run_pipeline
 
     budgets = _budgets(args)
-    rlimit = _rlimit(args)
+    _rlimit(args)  # --rlimit beside --pass-pipeline fails here, before any work
     spec = args.pass_pipeline or pipeline_for(
-        args.tiling,
-        budgets["l1"],
-        stacks=budgets["l1_stacks"],
-        target=args.target,
-        buffering=args.buffering,
-        l2=budgets["l2"],
-        weights="L3" if args.weights_in_l3 else "L2",
-        home=args.home,
-        rlimit=rlimit,
-        **_regime_opts(args),
+        args.tiling, budgets["l1"], stacks=budgets["l1_stacks"], **_pipeline_opts(args)
     )
     parse_pipeline(spec)  # bad pipelines fail before any work
     from deeploy_mlir import progress
@@ -836,13 +842,7 @@ def _inplace_off(args: argparse.Namespace) -> dict[str, Any]:
         _budgets(args)["l1"],
         stacks=_budgets(args)["l1_stacks"],
         inplace=False,
-        target=args.target,
-        buffering=args.buffering,
-        l2=_budgets(args)["l2"],
-        weights="L3" if args.weights_in_l3 else "L2",
-        home=args.home,
-        rlimit=_rlimit(args),
-        **_regime_opts(args),
+        **_pipeline_opts(args),
     )
     args.rlimit = None  # in the pipeline now
     progress.stage("compile again without in-place reuse")
@@ -973,17 +973,7 @@ def _why_not(args: argparse.Namespace, tiling: str, l1: int) -> str | None:
     try:
         run_pipeline(
             module,
-            pipeline_for(
-                tiling,
-                l1,
-                target=args.target,
-                buffering=args.buffering,
-                l2=_budgets(args)["l2"],
-                weights="L3" if args.weights_in_l3 else "L2",
-                home=args.home,
-                rlimit=_rlimit(args),
-                **_regime_opts(args),
-            ),
+            pipeline_for(tiling, l1, **_pipeline_opts(args)),
             verify_each=args.verify_each,
         )
     except DeeployError as e:

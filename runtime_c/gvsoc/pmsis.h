@@ -64,35 +64,6 @@ typedef enum {
     PI_PERF_CYCLES = 17,
 } pi_perf_event_e;
 
-/* cores and teams */
-uint32_t pi_core_id(void);
-uint32_t pi_cluster_id(void);
-int pi_cl_team_nb_cores(void);
-void pi_cl_team_fork(int nb_cores, void (*entry)(void *), void *arg);
-void pi_cl_team_barrier(void);
-
-/* memory */
-void *pi_l2_malloc(int size);
-void pi_l2_free(void *chunk, int size);
-void *pi_cl_l1_malloc(struct pi_device *device, uint32_t size);
-void pi_cl_l1_free(struct pi_device *device, void *chunk, int size);
-
-/* cluster */
-void pi_cluster_conf_init(struct pi_cluster_conf *conf);
-void pi_open_from_conf(struct pi_device *device, void *conf);
-int pi_cluster_open(struct pi_device *device);
-int pi_cluster_close(struct pi_device *device);
-struct pi_cluster_task *pi_cluster_task(struct pi_cluster_task *task, void (*entry)(void *),
-                                        void *arg);
-int pi_cluster_send_task_to_cl(struct pi_device *device, struct pi_cluster_task *task);
-
-/* performance counters (mcycle) */
-void pi_perf_conf(unsigned events);
-void pi_perf_reset(void);
-void pi_perf_start(void);
-void pi_perf_stop(void);
-unsigned int pi_perf_read(int id);
-
 /* cluster DMA (mchan), L2 <-> L1 */
 typedef enum {
     PI_CL_DMA_DIR_LOC2EXT = 0, /* L1 -> L2 */
@@ -108,8 +79,11 @@ void pi_cl_dma_cmd(uint32_t ext, uint32_t loc, uint32_t size, pi_cl_dma_dir_e di
                    pi_cl_dma_cmd_t *cmd);
 void pi_cl_dma_cmd_2d(uint32_t ext, uint32_t loc, uint32_t size, uint32_t stride,
                       uint32_t length, pi_cl_dma_dir_e dir, pi_cl_dma_cmd_t *cmd);
-void pi_cl_dma_cmd_wait(pi_cl_dma_cmd_t *cmd);
-void pi_cl_dma_flush(void);
+
+/* The calls declared alike by the host emulation: cores and teams, L2 / L1
+ * allocators, cluster, performance counters (mcycle), DMA waits. The path is
+ * relative to this file, so the compiles without runtime/include find it. */
+#include "../include/dm_pmsis_api.h"
 
 /* deeploy-mlir only: defined by this layer (tests tell it from the host
  * emulation's DM_HOST_EMULATION). */

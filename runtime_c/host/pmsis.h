@@ -61,39 +61,16 @@ typedef enum {
     PI_PERF_CYCLES = 17,
 } pi_perf_event_e;
 
-/* cores and teams */
-uint32_t pi_core_id(void);
-uint32_t pi_cluster_id(void);
-int pi_cl_team_nb_cores(void);
-void pi_cl_team_fork(int nb_cores, void (*entry)(void *), void *arg);
-void pi_cl_team_barrier(void);
-
-/* memory */
-void *pi_l2_malloc(int size);
-void pi_l2_free(void *chunk, int size);
-void *pi_cl_l1_malloc(struct pi_device *device, uint32_t size);
-void pi_cl_l1_free(struct pi_device *device, void *chunk, int size);
-
-/* cluster: a task runs at once, on the cluster controller (core 0) */
-void pi_cluster_conf_init(struct pi_cluster_conf *conf);
-void pi_open_from_conf(struct pi_device *device, void *conf);
-int pi_cluster_open(struct pi_device *device);
-int pi_cluster_close(struct pi_device *device);
-struct pi_cluster_task *pi_cluster_task(struct pi_cluster_task *task, void (*entry)(void *),
-                                        void *arg);
-int pi_cluster_send_task_to_cl(struct pi_device *device, struct pi_cluster_task *task);
-
-/* Performance counters. On the host, pi_perf_read(PI_PERF_CYCLES) (and
+/* The calls on cores and teams, the L2 / L1 allocators, the cluster and the
+ * performance counters are declared in dm_pmsis_api.h (included below, after
+ * the DMA types), as the GVSoC layer declares them. On the host:
+ * cluster: a task runs at once, on the cluster controller (core 0).
+ * Performance counters: pi_perf_read(PI_PERF_CYCLES) (and
  * PI_PERF_ACTIVE_CYCLES, PI_PERF_INSTR) returns the number of kernel
  * core-invocations (one per core per team fork) counted while the counter
  * was started, since the last pi_perf_reset: deterministic, not time. Built
  * for one RISC-V core (RV32 under QEMU) they read instructions retired
  * (minstret) instead. Other event ids read 0. pi_perf_conf selects nothing. */
-void pi_perf_conf(unsigned events);
-void pi_perf_reset(void);
-void pi_perf_start(void);
-void pi_perf_stop(void);
-unsigned int pi_perf_read(int id);
 
 /* ---- DMA -----------------------------------------------------------------
  * Two engines, with the calls and types of pulp-sdk / gap_sdk PMSIS:
@@ -183,9 +160,13 @@ void pi_cl_dma_cmd(uintptr_t ext, uintptr_t loc, uint32_t size, pi_cl_dma_dir_e 
                    pi_cl_dma_cmd_t *cmd);
 void pi_cl_dma_cmd_2d(uintptr_t ext, uintptr_t loc, uint32_t size, uint32_t stride,
                       uint32_t length, pi_cl_dma_dir_e dir, pi_cl_dma_cmd_t *cmd);
-void pi_cl_dma_cmd_wait(pi_cl_dma_cmd_t *cmd);
-/* Lands every cluster-DMA transfer in flight and frees all 16 transfer ids. */
-void pi_cl_dma_flush(void);
+/* pi_cl_dma_cmd_wait(cmd); pi_cl_dma_flush() lands every cluster-DMA
+ * transfer in flight and frees all 16 transfer ids. */
+
+/* The calls declared alike by the GVSoC layer: cores and teams, L2 / L1
+ * allocators, cluster, performance counters (see above), DMA waits. The path
+ * is relative to this file, so the compiles without runtime/include find it. */
+#include "../include/dm_pmsis_api.h"
 
 /* L3 RAM (pi_ram_*, pi_cl_ram_*): in bsp/ram.h, and the RAM configurations
  * in bsp/ram/hyperram.h (pulp-sdk) and bsp/ram/aps25xxxn.h (gap_sdk, GAP9 EVK),

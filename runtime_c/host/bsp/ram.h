@@ -9,11 +9,6 @@
 
 #include "pmsis.h"
 
-/* The generic part of every RAM configuration (its first member). */
-struct pi_ram_conf {
-    void *api;
-};
-
 /* 96 bytes, as pulp-sdk's on RV32 (device, addresses, sizes, a pi_task_t
  * for the fabric controller, done flag), on every build. */
 typedef struct pi_cl_ram_req_s {
@@ -24,23 +19,15 @@ typedef struct pi_cl_ram_req_s {
 } pi_cl_ram_req_t;
 _Static_assert(sizeof(pi_cl_ram_req_t) == 96, "pi_cl_ram_req_t: 96 bytes as on pulp-sdk");
 
-int32_t pi_ram_open(struct pi_device *device);
-void pi_ram_close(struct pi_device *device);
-/* Allocations are 4-byte aligned at addresses from 0x10000000; pi_ram_free
+/* Declared in dm_bsp_ram_api.h with struct pi_ram_conf, as the GVSoC layer
+ * declares them: pi_ram_open, pi_ram_close; pi_ram_alloc, pi_ram_free:
+ * allocations are 4-byte aligned at addresses from 0x10000000; pi_ram_free
  * needs the allocated size back (the SDK allocator keeps no sizes): another
- * size stops. */
-int pi_ram_alloc(struct pi_device *device, uint32_t *addr, uint32_t size);
-int pi_ram_free(struct pi_device *device, uint32_t addr, uint32_t size);
-/* synchronous */
-void pi_ram_read(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size);
-void pi_ram_write(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size);
-/* Asynchronous, from the cluster. ext2loc = 1: L3 -> L2; 0: L2 -> L3. 2-D:
- * rows of `length` bytes, `stride` bytes apart in L3, contiguous in L2. A
- * request holds ONE transfer: wait for it before issuing the next on it. */
-void pi_cl_ram_copy(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
-                    int ext2loc, pi_cl_ram_req_t *req);
-void pi_cl_ram_copy_2d(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
-                       uint32_t stride, uint32_t length, int ext2loc, pi_cl_ram_req_t *req);
-void pi_cl_ram_copy_wait(pi_cl_ram_req_t *req);
+ * size stops. pi_ram_read, pi_ram_write: synchronous. pi_cl_ram_copy,
+ * pi_cl_ram_copy_2d, pi_cl_ram_copy_wait: asynchronous, from the cluster.
+ * ext2loc = 1: L3 -> L2; 0: L2 -> L3. 2-D: rows of `length` bytes, `stride`
+ * bytes apart in L3, contiguous in L2. A request holds ONE transfer: wait for
+ * it before issuing the next on it. The path is relative to this file. */
+#include "../../include/dm_bsp_ram_api.h"
 
 #endif

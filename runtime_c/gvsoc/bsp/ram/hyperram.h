@@ -5,18 +5,7 @@
 
 #include "bsp/ram.h"
 
-struct pi_hyperram_conf {
-    struct pi_ram_conf ram;
-    int hyper_itf;
-    int hyper_cs;
-    char skip_pads_config;
-    int xip_en;
-    int ram_start;
-    int ram_size;
-    uint32_t baudrate;
-    int reserve_addr_0;
-};
-
-void pi_hyperram_conf_init(struct pi_hyperram_conf *conf);
+/* struct pi_hyperram_conf and pi_hyperram_conf_init, as in both layers. */
+#include "../../../include/dm_bsp_hyperram_api.h"
 
 #endif
