@@ -1196,7 +1196,17 @@ def _on_sigint(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    code = _main(argv)
+    import signal
+
+    _INTERRUPTED.clear()  # main may run more than once in a process (tests)
+    previous = None
+    with contextlib.suppress(ValueError):  # ValueError: not the main thread
+        previous = signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        code = _main(argv)
+    finally:
+        if previous is not None:  # the caller's handler again (main called in-process)
+            signal.signal(signal.SIGINT, previous)
     if _INTERRUPTED and code != 130:  # a Ctrl-C that something swallowed
         print("deeploy-mlir: interrupted", file=sys.stderr)
         return 130
@@ -1204,13 +1214,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    import signal
     import warnings
 
     # a numeric warning raised in our code (an overflow, a NaN) is an error, never a stray line
     warnings.filterwarnings("error", category=RuntimeWarning, module=r"deeploy_mlir\.")
-    with contextlib.suppress(ValueError):  # ValueError: not the main thread (tests call main)
-        signal.signal(signal.SIGINT, _on_sigint)
     try:
         args = build_parser().parse_args(argv)
         from deeploy_mlir import progress

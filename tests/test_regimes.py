@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 from board_edits import edited, siracusa
 from conftest import (
+    STACKS,
     example_dirs,
     load_expected,
     model_dirs,
@@ -284,7 +285,9 @@ def test_report_json_plot_and_a_board_that_cannot_hold_resident(tmp_path: Path) 
     l1 = min(siracusa()["levels"]["L1"], l2)
     board_file.write_text(yaml.safe_dump(edited(siracusa(), {"levels.L2": l2, "levels.L1": l1})))
     png = tmp_path / "cycles.png"
-    r = run_cli("report", d, "--board", board_file, "--json", "--plot", png)
+    # the board's L1 (at most its small L2) cannot hold the cluster stacks: the
+    # L1 budget is given (the stacks plus the 2 KiB arena the test means)
+    r = run_cli("report", d, "--board", board_file, "--json", "--plot", png, "--l1", STACKS + 2048)
     assert r.code == 0, r.err
     doc = json.loads(r.out)
     assert doc["regime"] == "spill"
@@ -302,14 +305,14 @@ def test_report_json_plot_and_a_board_that_cannot_hold_resident(tmp_path: Path) 
     # the same numbers as the model run in-process on that board
     b = load_board(str(board_file))
     module = _model(d).module
-    compile_ = compiler(module, str(board_file), "pulp-open", b.levels["L1"], l2, b.levels["L3"])
+    compile_ = compiler(module, str(board_file), "pulp-open", 2048, l2, b.levels["L3"])
     rep = regime_report(
         bufferize(module), b, l2, b.levels["L3"], "spill", compile_, ("single", "double")
     )
     assert rep.regimes_doc() == doc["regimes"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # the text table names every regime and schedule
-    r = run_cli("report", d, "--board", board_file)
+    r = run_cli("report", d, "--board", board_file, "--l1", STACKS + 2048)
     assert r.code == 0, r.err
     assert "regime chosen: spill" in r.out and "resident  does not fit" in r.out
     for s in SCHEDULES:
