@@ -52,9 +52,11 @@ def configs() -> list[tuple[str, Path, list[str]]]:
         ("CCT2_LP", ["--l1", "64000"]),
         ("Transformer_Train", ["--l1", "128000", "--home", "L3"]),
     ]:
-        model = SHARED / name
+        model = SHARED / name / "network.onnx"
         if model.exists():
             out.append((f"{name}-{'_'.join(o.lstrip('-') for o in opts)}", model, opts))
+    for single in sorted(SHARED.glob("*/network.onnx")):
+        out.append((f"{single.parent.name}-default", single, []))
     return out
 
 
