@@ -34,35 +34,9 @@
 #define NUM_CORES 8
 #endif
 
-struct pi_device_api;
-
-struct pi_device {
-    struct pi_device_api *api;
-    void *config;
-    void *data;
-};
-
-struct pi_cluster_conf {
-    int id;
-    void *heap_start;
-    uint32_t heap_size;
-    uint32_t cc_stack_size;
-};
-
-struct pi_cluster_task {
-    void (*entry)(void *);
-    void *arg;
-    void *stacks;
-    uint32_t stack_size;
-    uint32_t slave_stack_size;
-    int nb_cores; /* team size of the task's forks with nb_cores 0; 0: NUM_CORES */
-};
-
-typedef enum {
-    PI_PERF_ACTIVE_CYCLES = 0,
-    PI_PERF_INSTR = 1,
-    PI_PERF_CYCLES = 17,
-} pi_perf_event_e;
+/* pi_device, pi_cluster_conf, pi_cluster_task, pi_perf_event_e (relative path, as
+ * for dm_pmsis_api.h below) */
+#include "../include/dm_pmsis_types.h"
 
 /* cluster DMA (mchan), L2 <-> L1 */
 typedef enum {

@@ -1,9 +1,9 @@
 /* The PMSIS calls that deeploy-mlir's kernels and emitted code use and that
  * both of its PMSIS layers declare alike, with pulp-sdk's names and
  * signatures (rtos/pmsis/pmsis_api): the host emulation (runtime_c/host) and
- * the GVSoC layer (runtime_c/gvsoc). Each layer's pmsis.h defines its types
- * (struct pi_device, struct pi_cluster_conf, struct pi_cluster_task,
- * pi_perf_event_e, pi_cl_dma_cmd_t) and includes this file after them; the
+ * the GVSoC layer (runtime_c/gvsoc). Each layer's pmsis.h includes the types
+ * the layers share (dm_pmsis_types.h), defines its pi_cl_dma_cmd_t and
+ * includes this file after them; the
  * calls whose signatures differ between the layers (pi_cl_dma_cmd,
  * pi_cl_dma_cmd_2d) stay in the layer's pmsis.h. Include pmsis.h, not this. */
 #ifndef DM_PMSIS_API_H
