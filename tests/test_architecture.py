@@ -22,6 +22,7 @@ import itertools
 import re
 import shlex
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,6 +114,11 @@ def import_graph(known: dict[str, Module]) -> dict[str, dict[str, int]]:
 def find_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     """One cycle (a path back to its start) per strongly connected component
     of more than one module (Tarjan's algorithm, iterative)."""
+    return [_cycle_in(graph, set(c), c[0]) for c in components(graph)]
+
+
+def components(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module, sorted."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -155,7 +161,7 @@ def find_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
                             break
                     if len(comp) > 1:
                         sccs.append(sorted(comp))
-    return [_cycle_in(graph, set(c), c[0]) for c in sccs]
+    return sorted(sccs)
 
 
 def _cycle_in(graph: dict[str, dict[str, int]], comp: set[str], start: str) -> list[str]:
@@ -193,10 +199,13 @@ def _show_cycle(graph: dict[str, dict[str, int]], known: dict[str, Module], cyc:
 def test_import_graph_has_no_cycle() -> None:
     known = modules()
     graph = import_graph(known)
-    cycles = find_cycles(graph)
-    assert not cycles, "import cycles in deeploy_mlir:\n" + "\n".join(
-        _show_cycle(graph, known, c) for c in cycles
-    )
+    comps = components(graph)
+    shown = [
+        f"{_show_cycle(graph, known, _cycle_in(graph, set(c), c[0]))}\n"
+        f"    (the modules that import each other: {', '.join(c)})"
+        for c in comps
+    ]
+    assert not comps, "import cycles in deeploy_mlir:\n" + "\n".join(shown)
 
 
 def test_the_import_graph_reader_sees_what_it_must(tmp_path: Path) -> None:
@@ -336,7 +345,7 @@ _BUILDERS = {"format", "join", "replace", "append", "extend", "insert", "__add__
 
 
 def pipeline_building(
-    tree: ast.Module, fragment: re.Pattern[str], sources: frozenset[str] | set[str] = frozenset()
+    tree: ast.Module, fragment: re.Pattern[str], sources: AbstractSet[str] = frozenset()
 ) -> list[tuple[int, str, str]]:
     """(line, how, text) of every piece of pipeline text that takes part in
     building a string: a constant part of an f-string, an operand of + or %
@@ -403,7 +412,7 @@ def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
             todo.extend(ast.iter_child_nodes(node))
 
 
-def _is_text(e: ast.expr, tainted: set[str], sources: set[str]) -> bool:
+def _is_text(e: ast.expr, tainted: set[str], sources: AbstractSet[str]) -> bool:
     """`e` is pipeline text from pipeline.py."""
     if isinstance(e, ast.Name):
         return e.id in tainted or e.id in sources
@@ -417,7 +426,7 @@ def _is_text(e: ast.expr, tainted: set[str], sources: set[str]) -> bool:
     return False
 
 
-def _tainted(nodes: list[ast.AST], sources: set[str]) -> set[str]:
+def _tainted(nodes: list[ast.AST], sources: AbstractSet[str]) -> set[str]:
     """The names assigned pipeline text in a scope (to a fixed point)."""
     tainted: set[str] = set()
     while True:
@@ -429,7 +438,9 @@ def _tainted(nodes: list[ast.AST], sources: set[str]) -> set[str]:
             return tainted
 
 
-def _edits_of_pipeline_text(tree: ast.Module, sources: set[str]) -> list[tuple[int, str, str]]:
+def _edits_of_pipeline_text(
+    tree: ast.Module, sources: AbstractSet[str]
+) -> list[tuple[int, str, str]]:
     """Pipeline text from pipeline.py (a call of one of `sources`, one of its
     constants, or a name assigned from them in the same scope) patched with
     .replace / .format / .split, or extended with + / % / +=."""
