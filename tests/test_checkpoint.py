@@ -12,7 +12,7 @@ import pytest
 from conftest import EXAMPLES
 
 from deeploy_mlir.frontend.checkpoint import read_checkpoint_file as _read_checkpoint_flatbuffer
-from deeploy_mlir.frontend.onnx_import import _load_checkpoint
+from deeploy_mlir.frontend.graph import load_checkpoint
 
 DIRS = sorted(d for d in EXAMPLES.glob("*/") if (d / "checkpoint").is_file())
 
@@ -38,7 +38,7 @@ def test_a_file_it_does_not_handle_goes_to_onnxruntime(tmp_path: Path) -> None:
     from deeploy_mlir.errors import DeeployError
 
     with pytest.raises(DeeployError, match="not an onnxruntime-training checkpoint"):
-        _load_checkpoint(bad)
+        load_checkpoint(bad)
 
 
 def test_without_the_ort_extra_an_unreadable_checkpoint_names_it(
@@ -56,7 +56,7 @@ def test_without_the_ort_extra_an_unreadable_checkpoint_names_it(
     monkeypatch.setitem(sys.modules, "onnxruntime.training", None)
     monkeypatch.setitem(sys.modules, "onnxruntime.training.api", None)
     with pytest.raises(DeeployError) as e:
-        _load_checkpoint(bad)
+        load_checkpoint(bad)
     msg = str(e.value)
     assert "pip install 'deeploy-mlir[ort]'" in msg and "\n" not in msg
     assert str(bad) in msg

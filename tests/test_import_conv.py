@@ -472,7 +472,7 @@ def test_gather_of_a_runtime_tensor_is_an_error(tmp_path: Path) -> None:
 
 
 def test_reshape_targets_resolve_like_onnx() -> None:
-    from deeploy_mlir.frontend.conv_import import resolve_reshape
+    from deeploy_mlir.frontend.ops.shape import resolve_reshape
 
     assert resolve_reshape((2, 3, 4), [0, -1], False) == [2, 12]
     assert resolve_reshape((2, 3, 4), [4, 0, 2], False) == [4, 3, 2]

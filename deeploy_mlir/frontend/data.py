@@ -17,8 +17,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend.core import MAX_TENSOR_BYTES, ImportedModel
 from deeploy_mlir.frontend.npz import read_npz
-from deeploy_mlir.frontend.onnx_import import MAX_TENSOR_BYTES, ImportedModel
 from deeploy_mlir.interp.attrs import func_named
 
 

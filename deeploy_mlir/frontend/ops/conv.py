@@ -1,0 +1,332 @@
+"""Convolution networks: Conv and com.microsoft ConvGrad, MaxPool /
+AveragePool / GlobalAveragePool and their gradients as onnxruntime-training
+writes them.
+
+* ``ConvGrad`` (com.microsoft; inputs dY, X, W; outputs dX, dW, dB): an output
+  whose name is empty (the first layer's dX, a bias-free convolution's dB) is
+  not computed -- `training.conv2d_grad`'s ``outputs`` lists the others.
+* ``MaxPool`` with its int64 ``Indices`` output, ``MaxPoolGrad(dY, Indices)``
+  and ``AveragePoolGrad(dY)`` in the default domain (or com.microsoft, as
+  some tools rewrite them), with the forward node's attributes. dX's shape is
+  read from the graph's value_info, else from the forward pooling node.
+* ``GlobalAveragePool``'s gradient is ``Shape(X)``, ``Scale(dY, H*W,
+  scale_down=1)`` (com.microsoft) and ``Expand(scaled, Shape(X))``: the Expand
+  of a scaled [N, C, 1, 1] tensor to [N, C, H, W] becomes
+  `training.global_avgpool_grad` of the unscaled one.
+
+Dilations other than 1 are refused for convolutions, and ceil_mode = 1,
+storage_order = 1 and dilated average pooling for pooling, each with a
+one-line error naming the node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, TensorType, UnitAttr, i64
+from xdsl.ir import SSAValue
+
+from deeploy_mlir.dialects import training as T
+from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend.core import MS, Importer, Props, attrs, handles, node_label
+
+
+def _i64s(vals: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in vals])
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return T.shape_of(v.type)
+
+
+def _str(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def _rank4(node: onnx.NodeProto, v: SSAValue, what: str) -> tuple[int, ...]:
+    s = _shape(v)
+    if len(s) != 4:
+        raise DeeployError(
+            f"{node_label(node)}: only 2-D {node.op_type} is supported: {what} must be rank 4 "
+            f"(NCHW), got shape {list(s)}"
+        )
+    return s
+
+
+# --------------------------------------------------------------------------
+# Window attributes (kernel, strides, pads, dilations, auto_pad)
+# --------------------------------------------------------------------------
+
+
+def _pair(node: onnx.NodeProto, a: dict[str, Any], key: str, default: int) -> list[int]:
+    vals = [int(v) for v in a.get(key, [default, default])]
+    if len(vals) != 2:
+        raise DeeployError(
+            f"{node_label(node)}: {key} {vals} must have 2 values (only 2-D windows are supported)"
+        )
+    return vals
+
+
+def _window_props(
+    node: onnx.NodeProto,
+    kernel: Sequence[int],
+    in_hw: Sequence[int],
+    dilations: bool,
+) -> Props:
+    """strides, pads (top, left, bottom, right) and, if `dilations`, the
+    dilations of a node, with auto_pad resolved against the input size."""
+    a = attrs(node)
+    label = node_label(node)
+    strides = _pair(node, a, "strides", 1)
+    dil = _pair(node, a, "dilations", 1)
+    if "kernel_shape" in a and [int(k) for k in a["kernel_shape"]] != list(kernel):
+        raise DeeployError(
+            f"{label}: kernel_shape {list(a['kernel_shape'])} differs from the weight's "
+            f"{list(kernel)}"
+        )
+    if int(a.get("ceil_mode", 0)):
+        raise DeeployError(f"{label}: ceil_mode = 1 is not supported")
+    pads = [int(p) for p in a.get("pads", [0, 0, 0, 0])]
+    if len(pads) != 4:
+        raise DeeployError(f"{label}: pads {pads} must have 4 values (top, left, bottom, right)")
+    auto = _str(a.get("auto_pad", "NOTSET"))
+    if auto == "VALID":
+        pads = [0, 0, 0, 0]
+    elif auto in ("SAME_UPPER", "SAME_LOWER"):
+        for ax in (0, 1):
+            out = -(-in_hw[ax] // strides[ax])
+            total = max(0, (out - 1) * strides[ax] + (kernel[ax] - 1) * dil[ax] + 1 - in_hw[ax])
+            small, big = total // 2, total - total // 2
+            pads[ax], pads[ax + 2] = (small, big) if auto == "SAME_UPPER" else (big, small)
+    elif auto != "NOTSET":
+        raise DeeployError(f"{label}: auto_pad '{auto}' is not an ONNX auto_pad value")
+    props: Props = {"strides": _i64s(strides), "pads": _i64s(pads)}
+    if dilations:
+        props["dilations"] = _i64s(dil)
+    elif dil != [1, 1]:
+        raise DeeployError(f"{label}: dilations {dil} are not supported (only 1)")
+    return props
+
+
+# --------------------------------------------------------------------------
+# Convolution
+# --------------------------------------------------------------------------
+
+
+def _conv_props(im: Importer, node: onnx.NodeProto, x: SSAValue, w: SSAValue) -> Props:
+    xs = _rank4(node, x, "X")
+    ws = _rank4(node, w, "W")
+    group = int(attrs(node).get("group", 1))
+    if group < 1 or ws[1] * group != xs[1]:
+        raise DeeployError(
+            f"{node_label(node)}: group {group} does not match the shapes: X has {xs[1]} "
+            f"channels, W {ws[1]} per group (W is {list(ws)})"
+        )
+    return _window_props(node, ws[2:], xs[2:], dilations=False)
+
+
+@handles("Conv")
+def _conv(im: Importer, node: onnx.NodeProto) -> None:
+    x, w = im.value(node, 0), im.value(node, 1)
+    props = _conv_props(im, node, x, w)
+    ins = [x, w]
+    if len(node.input) > 2 and node.input[2]:
+        ins.append(im.value(node, 2))
+    im.bind(node, im.emit(node, T.Conv2dOp, ins, props))
+
+
+@handles(f"{MS}:ConvGrad", schema="Conv", optional_outputs=True)
+def _conv_grad(im: Importer, node: onnx.NodeProto) -> None:
+    dy, x, w = (im.value(node, i) for i in range(3))
+    props = _conv_props(im, node, x, w)
+    names = [*node.output, "", "", ""][:3]
+    if len(node.output) > 3:
+        raise DeeployError(f"{node_label(node)}: ConvGrad has 3 outputs (dX, dW, dB)")
+    wanted = [(g, n) for g, n in zip(T.CONV_GRADS, names, strict=True) if n]
+    if not wanted:
+        return  # no gradient is needed
+    props["outputs"] = ArrayAttr([StringAttr(g) for g, _ in wanted])
+    res = im.emit(node, T.Conv2dGradOp, [dy, x, w], props, n_results=len(wanted))
+    im.bind_named([n for _, n in wanted], res)
+
+
+# --------------------------------------------------------------------------
+# Pooling
+# --------------------------------------------------------------------------
+
+
+def _pool_props(node: onnx.NodeProto, in_hw: Sequence[int], maxpool: bool) -> Props:
+    a = attrs(node)
+    if "kernel_shape" not in a:
+        raise DeeployError(f"{node_label(node)}: the kernel_shape attribute is required")
+    kernel = [int(k) for k in a["kernel_shape"]]
+    if len(kernel) != 2:
+        raise DeeployError(
+            f"{node_label(node)}: kernel_shape {kernel} must have 2 values (only 2-D pooling "
+            "is supported)"
+        )
+    if int(a.get("storage_order", 0)):
+        raise DeeployError(f"{node_label(node)}: storage_order = 1 is not supported")
+    props = _window_props(node, kernel, in_hw, dilations=maxpool)
+    props["kernel_shape"] = _i64s(kernel)
+    if not maxpool and int(a.get("count_include_pad", 0)):
+        props["count_include_pad"] = UnitAttr()
+    return props
+
+
+@handles("MaxPool")
+def _maxpool(im: Importer, node: onnx.NodeProto) -> None:
+    x = im.value(node, 0)
+    xs = _rank4(node, x, "X")
+    props = _pool_props(node, xs[2:], maxpool=True)
+    n = 2 if len(node.output) > 1 and node.output[1] else 1
+    im.bind(node, im.emit(node, T.MaxPool2dOp, [x], props, n_results=n))
+
+
+@handles("AveragePool")
+def _avgpool(im: Importer, node: onnx.NodeProto) -> None:
+    x = im.value(node, 0)
+    xs = _rank4(node, x, "X")
+    im.bind(node, im.emit(node, T.AvgPool2dOp, [x], _pool_props(node, xs[2:], maxpool=False)))
+
+
+@handles("GlobalAveragePool")
+def _global_avgpool(im: Importer, node: onnx.NodeProto) -> None:
+    x = im.value(node, 0)
+    _rank4(node, x, "X")
+    im.bind(node, im.emit(node, T.GlobalAvgPoolOp, [x]))
+
+
+def _same_window(a: onnx.NodeProto, b: onnx.NodeProto) -> bool:
+    keys = ("kernel_shape", "strides", "pads", "dilations", "auto_pad", "count_include_pad")
+    aa, ba = attrs(a), attrs(b)
+    return all(aa.get(k) == ba.get(k) for k in keys)
+
+
+def _pool_grad_dx_shape(im: Importer, node: onnx.NodeProto, fwd_type: str) -> tuple[int, ...]:
+    """dX's shape: the graph's value_info, else the input of the forward
+    pooling node (MaxPool: the one whose Indices this node reads; AveragePool:
+    those with the same window whose output has dY's shape, if their inputs
+    agree)."""
+    out = node.output[0]
+    if out in im.value_shapes:
+        return im.value_shapes[out]
+    dy = _shape(im.value(node, 0))
+    shapes: set[tuple[int, ...]] = set()
+    for n in im.train.graph.node:
+        if n.op_type != fwd_type or not n.input or n.input[0] not in im.env:
+            continue
+        if fwd_type == "MaxPool":
+            if len(n.output) > 1 and n.output[1] == node.input[1]:
+                shapes.add(_shape(im.env[n.input[0]]))
+        elif n.output[0] in im.env and _shape(im.env[n.output[0]]) == dy and _same_window(n, node):
+            shapes.add(_shape(im.env[n.input[0]]))
+    if len(shapes) != 1:
+        why = "no" if not shapes else "more than one"
+        raise DeeployError(
+            f"{node_label(node)}: cannot tell the shape of dX: {why} forward {fwd_type} "
+            "matches it and the graph gives no value_info for the output"
+        )
+    return shapes.pop()
+
+
+@handles("MaxPoolGrad")
+@handles(f"{MS}:MaxPoolGrad", schema="MaxPool")
+def _maxpool_grad(im: Importer, node: onnx.NodeProto) -> None:
+    if len(node.input) < 2 or not node.input[1]:
+        raise DeeployError(f"{node_label(node)}: MaxPoolGrad needs the Indices input")
+    dy, idx = im.value(node, 0), im.value(node, 1)
+    dx = _pool_grad_dx_shape(im, node, "MaxPool")
+    props = _pool_props(node, dx[2:], maxpool=True)
+    res = im.emit_typed(node, T.MaxPool2dGradOp, [dy, idx], [TensorType(T.f32, dx)], props)
+    im.bind_named(node.output[:1], res)
+
+
+@handles("AveragePoolGrad")
+@handles(f"{MS}:AveragePoolGrad", schema="AveragePool")
+def _avgpool_grad(im: Importer, node: onnx.NodeProto) -> None:
+    dy = im.value(node, 0)
+    dx = _pool_grad_dx_shape(im, node, "AveragePool")
+    props = _pool_props(node, dx[2:], maxpool=False)
+    res = im.emit_typed(node, T.AvgPool2dGradOp, [dy], [TensorType(T.f32, dx)], props)
+    im.bind_named(node.output[:1], res)
+
+
+def _constant_scalar(v: SSAValue) -> float | None:
+    owner = v.owner
+    if not isinstance(owner, T.ConstantOp):
+        return None
+    vals = owner.value.get_values()
+    only = vals[0] if len(vals) == 1 else None
+    return float(only) if isinstance(only, int | float) else None
+
+
+def _global_pool_grad_source(x: SSAValue, plane: int) -> SSAValue | None:
+    """dY when `x` is dY / plane (or dY * (1 / plane)), as GlobalAveragePool's
+    gradient writes it; else None."""
+    op = x.owner
+    if not isinstance(op, T.BinaryOp) or _shape(op.ins[0]) != _shape(x):
+        return None
+    s = _constant_scalar(op.ins[1])
+    if op.kind.data == "div" and s == float(plane):
+        return op.ins[0]
+    if op.kind.data == "mul" and s is not None and np.float32(s) == np.float32(1.0 / plane):
+        return op.ins[0]
+    return None
+
+
+def _drop_if_dead(op: Any) -> None:
+    """Erase a compute op and the constants only it read, once unused."""
+    if op is None or any(r.uses for r in op.results):
+        return
+    ins = list(op.operands)
+    op.detach()
+    op.erase()
+    for v in ins:
+        if isinstance(v.owner, T.ConstantOp) and not v.uses:
+            c = v.owner
+            c.detach()
+            c.erase()
+
+
+@handles("Expand")
+def _expand(im: Importer, node: onnx.NodeProto) -> None:
+    x = im.value(node, 0)
+    xs = _shape(x)
+    target = tuple(im.static_ints(node, 1))
+    try:
+        out = tuple(int(d) for d in np.broadcast_shapes(xs, target))
+    except ValueError:
+        raise DeeployError(
+            f"{node_label(node)}: shape {list(xs)} does not broadcast to {list(target)}"
+        ) from None
+    if out == xs:
+        im.env[node.output[0]] = x
+        return
+    if len(xs) == 4 and xs[2:] == (1, 1) and out[:2] == xs[:2]:
+        dy = _global_pool_grad_source(x, out[2] * out[3])
+        if dy is not None:
+            scaled = x.owner
+            res = im.emit_typed(node, T.GlobalAvgPoolGradOp, [dy], [TensorType(T.f32, out)])
+            im.bind_named(node.output[:1], res)
+            _drop_scaled(im, node, scaled)
+            return
+    raise DeeployError(
+        f"{node_label(node)}: Expand of {list(xs)} to {list(out)} is supported only as "
+        "GlobalAveragePool's gradient (a [N, C, 1, 1] gradient divided by H * W, expanded to "
+        "[N, C, H, W])"
+    )
+
+
+def _drop_scaled(im: Importer, node: onnx.NodeProto, scaled: Any) -> None:
+    """Erase the scaling that the gradient op replaced, unless another node or
+    a graph output reads its result."""
+    name = node.input[0]
+    g = im.train.graph
+    read = any(name in n.input for n in g.node if list(n.output) != list(node.output))
+    if not read and name not in {o.name for o in g.output}:
+        _drop_if_dead(scaled)
+        im.env.pop(name, None)
