@@ -12,9 +12,10 @@ Two conventions are read:
   returns the updated weight.
 
 The result is a module with two functions, ``@training_step`` and
-``@optimizer_step``. Their arguments carry ``training.name`` (the ONNX name) and
-``training.kind`` (input, param, grad_accum, reset_flag, lr); a result that is
-the new value of an argument carries ``training.updates = <arg index>``.
+``@optimizer_step``. Their arguments carry ``training.arg = #training.arg<KIND
+"NAME">`` (the kind: input, param, grad_accum, reset_flag, lr; the ONNX name); a
+result carries ``training.result = #training.result<"NAME">``, with
+``updates I`` when it is the new value of argument I.
 """
 
 from __future__ import annotations
@@ -632,11 +633,12 @@ class _Importer:
                     continue
                 raise DeeployError(f"{self.source}: graph output '{out.name}' is never computed")
             v = self.env[out.name]
-            self.results.append((v, {"training.name": StringAttr(out.name)}))
+            self.results.append((v, T.result_attrs(out.name)))
 
     @property
     def _updated(self) -> set[str]:
-        return {d["training.name"].data for _, d in self.results if "training.updates" in d}  # type: ignore[union-attr]
+        infos = [T.result_dict_info(d) for _, d in self.results]
+        return {r.name for r in infos if r.updates is not None and r.name is not None}
 
     def _optimizer_function(
         self, train_args: list[ArgInfo], trainable: list[str], style: str
@@ -662,11 +664,7 @@ class _Importer:
                 w, g = block.args[1 + 2 * i], block.args[2 + 2 * i]
                 op = b.insert(T.SgdOp([w, g, lr], [w.type]))
                 results.append(op.res[0])
-                res_attrs.append(
-                    DictionaryAttr(
-                        {"training.name": StringAttr(p), "training.updates": _i64(1 + 2 * i)}
-                    )
-                )
+                res_attrs.append(DictionaryAttr(T.result_attrs(p, 1 + 2 * i)))
         b.insert(func.ReturnOp(*results))
         return func.FuncOp(
             "optimizer_step",
@@ -785,10 +783,7 @@ def _ssa_name(name: str) -> str:
 
 
 def _arg_attrs(args: list[ArgInfo]) -> ArrayAttr[DictionaryAttr]:
-    return ArrayAttr(
-        DictionaryAttr({"training.name": StringAttr(a.name), "training.kind": StringAttr(a.kind)})
-        for a in args
-    )
+    return ArrayAttr(DictionaryAttr(T.arg_attrs(a.kind, a.name)) for a in args)
 
 
 # --------------------------------------------------------------------------
@@ -960,10 +955,7 @@ def _accumulate(im: _Importer, node: onnx.NodeProto) -> None:
     im.results.append(
         (
             res,
-            {
-                "training.name": StringAttr(buf_name),
-                "training.updates": _i64(im.arg_index[buf_name]),
-            },
+            T.result_attrs(buf_name, im.arg_index[buf_name]),
         )
     )
 
@@ -986,10 +978,7 @@ def _sgd(im: _Importer, node: onnx.NodeProto) -> None:
     im.results.append(
         (
             res,
-            {
-                "training.name": StringAttr(node.output[0]),
-                "training.updates": _i64(im.arg_index[w_name]),
-            },
+            T.result_attrs(node.output[0], im.arg_index[w_name]),
         )
     )
 

@@ -165,6 +165,111 @@ from deeploy_mlir.dialects.training.memory import (
 from deeploy_mlir.dialects.training.memory import (
     ConstantOp as ConstantOp,
 )
+from deeploy_mlir.dialects.training.meta import (
+    ARENA_PREFIX as ARENA_PREFIX,
+)
+from deeploy_mlir.dialects.training.meta import (
+    ARG_KEY as ARG_KEY,
+)
+from deeploy_mlir.dialects.training.meta import (
+    ARG_KINDS as ARG_KINDS,
+)
+from deeploy_mlir.dialects.training.meta import (
+    ATTRIBUTES as ATTRIBUTES,
+)
+from deeploy_mlir.dialects.training.meta import (
+    INPLACE as INPLACE,
+)
+from deeploy_mlir.dialects.training.meta import (
+    REGIME_KEY as REGIME_KEY,
+)
+from deeploy_mlir.dialects.training.meta import (
+    REGIMES as REGIMES,
+)
+from deeploy_mlir.dialects.training.meta import (
+    RESULT_KEY as RESULT_KEY,
+)
+from deeploy_mlir.dialects.training.meta import (
+    ArenaAttr as ArenaAttr,
+)
+from deeploy_mlir.dialects.training.meta import (
+    ArgAttr as ArgAttr,
+)
+from deeploy_mlir.dialects.training.meta import (
+    ArgInfo as ArgInfo,
+)
+from deeploy_mlir.dialects.training.meta import (
+    ArgKind as ArgKind,
+)
+from deeploy_mlir.dialects.training.meta import (
+    InplaceAttr as InplaceAttr,
+)
+from deeploy_mlir.dialects.training.meta import (
+    RegimeAttr as RegimeAttr,
+)
+from deeploy_mlir.dialects.training.meta import (
+    ResultAttr as ResultAttr,
+)
+from deeploy_mlir.dialects.training.meta import (
+    ResultInfo as ResultInfo,
+)
+from deeploy_mlir.dialects.training.meta import (
+    StepFunction as StepFunction,
+)
+from deeploy_mlir.dialects.training.meta import (
+    arena_bytes as arena_bytes,
+)
+from deeploy_mlir.dialects.training.meta import (
+    arena_of as arena_of,
+)
+from deeploy_mlir.dialects.training.meta import (
+    arg_attr_of as arg_attr_of,
+)
+from deeploy_mlir.dialects.training.meta import (
+    arg_attrs as arg_attrs,
+)
+from deeploy_mlir.dialects.training.meta import (
+    arg_info as arg_info,
+)
+from deeploy_mlir.dialects.training.meta import (
+    inplace_of as inplace_of,
+)
+from deeploy_mlir.dialects.training.meta import (
+    output_arg_dict as output_arg_dict,
+)
+from deeploy_mlir.dialects.training.meta import (
+    planned as planned,
+)
+from deeploy_mlir.dialects.training.meta import (
+    regime_of as regime_of,
+)
+from deeploy_mlir.dialects.training.meta import (
+    result_attr_of as result_attr_of,
+)
+from deeploy_mlir.dialects.training.meta import (
+    result_attrs as result_attrs,
+)
+from deeploy_mlir.dialects.training.meta import (
+    result_dict_info as result_dict_info,
+)
+from deeploy_mlir.dialects.training.meta import (
+    result_info as result_info,
+)
+from deeploy_mlir.dialects.training.meta import (
+    set_arena as set_arena,
+)
+from deeploy_mlir.dialects.training.meta import (
+    set_arg_offset as set_arg_offset,
+)
+from deeploy_mlir.dialects.training.meta import (
+    set_inplace as set_inplace,
+)
+from deeploy_mlir.dialects.training.meta import (
+    set_regime as set_regime,
+)
+from deeploy_mlir.dialects.training.meta import (
+    updates_of as updates_of,
+)
 from deeploy_mlir.dialects.training.norm import (
     LN_GRADS as LN_GRADS,
 )
@@ -298,6 +403,9 @@ from deeploy_mlir.dialects.training.shapes import (
     is_int as is_int,
 )
 from deeploy_mlir.dialects.training.shapes import (
+    memory_level as memory_level,
+)
+from deeploy_mlir.dialects.training.shapes import (
     shape_of as shape_of,
 )
 from deeploy_mlir.dialects.training.window import (
@@ -345,5 +453,5 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
 Training = Dialect(
     "training",
     [*COMPUTE_OPS, ConstantOp, ArenaViewOp],
-    [],
+    ATTRIBUTES,
 )

@@ -8,6 +8,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     IntegerType,
     MemRefType,
+    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute
@@ -43,6 +44,15 @@ def elem_type_bytes(e: Attribute) -> int:
     if not isinstance(width, int) or width <= 0:
         raise VerifyException(f"element type {e} has no fixed size in memory")
     return (width + 7) // 8
+
+
+def memory_level(t: Attribute) -> str | None:
+    """The memory level ("L1", "L2", "L3") of a memref in one, else None. (The
+    dma dialect's `level_of` is the strict form: it requires a memref with a
+    level.)"""
+    if isinstance(t, MemRefType) and isinstance(t.memory_space, StringAttr):
+        return t.memory_space.data
+    return None
 
 
 def fmt_shape(shape: Sequence[int]) -> str:
