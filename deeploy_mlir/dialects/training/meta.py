@@ -80,6 +80,21 @@ ARENA_PREFIX = "training.arena_"
 _OLD_KEYS = ("training.kind", "training.name", "training.offset", "training.updates")
 
 
+def _verified(
+    parser: AttrParser,
+    start: int,
+    cls: type[ParametrizedAttribute],
+    params: Sequence[Attribute],
+) -> Sequence[Attribute]:
+    """`params` of a `cls` being parsed (from `start`), with the verifier's
+    message reported at their place in the text."""
+    try:
+        cls.new(params)
+    except VerifyException as e:
+        parser.raise_error(str(e), start, parser.pos)
+    return params
+
+
 def _int(a: Attribute) -> int:
     assert isinstance(a, IntegerAttr)
     return a.value.data  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
@@ -130,20 +145,14 @@ class ArgAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
         with parser.in_angle_brackets():
-            pos = parser.pos
-            kind = parser.parse_identifier("the argument kind")
-            if kind not in ARG_KINDS:
-                parser.raise_error(
-                    f"#training.arg: kind must be one of {', '.join(ARG_KINDS)}, got '{kind}'",
-                    pos,
-                    parser.pos,
-                )
-            tensor = parser.parse_str_literal("the argument's ONNX name")
+            kind = parser.parse_identifier(" (the argument kind)")
+            tensor = parser.parse_str_literal(" (the argument's ONNX name)")
             off: Attribute = NoneAttr()
             if parser.parse_optional_keyword("at") is not None:
-                off = IntegerAttr(parser.parse_integer(False, False, "the arena offset"), i64)
-        return (StringAttr(kind), StringAttr(tensor), off)
+                off = IntegerAttr(parser.parse_integer(False, True, " (the arena offset)"), i64)
+        return _verified(parser, start, cls, (StringAttr(kind), StringAttr(tensor), off))
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -183,12 +192,13 @@ class ResultAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
         with parser.in_angle_brackets():
-            tensor = parser.parse_str_literal("the result's ONNX name")
+            tensor = parser.parse_str_literal(" (the result's ONNX name)")
             upd: Attribute = NoneAttr()
             if parser.parse_optional_keyword("updates") is not None:
-                upd = IntegerAttr(parser.parse_integer(False, False, "an argument index"), i64)
-        return (StringAttr(tensor), upd)
+                upd = IntegerAttr(parser.parse_integer(False, True, " (an argument index)"), i64)
+        return _verified(parser, start, cls, (StringAttr(tensor), upd))
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -223,10 +233,11 @@ class InplaceAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
         vals = parser.parse_comma_separated_list(
-            parser.Delimiter.ANGLE, lambda: parser.parse_integer(False, True, "an operand index")
+            parser.Delimiter.ANGLE, lambda: parser.parse_integer(False, True, " (an operand index)")
         )
-        return (DenseArrayBase.from_list(i64, vals),)
+        return _verified(parser, start, cls, (DenseArrayBase.from_list(i64, vals),))
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -274,21 +285,23 @@ class ArenaAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
         with parser.in_angle_brackets():
             parser.parse_keyword("size")
             parser.parse_punctuation("=")
-            size = parser.parse_integer(False, False, "the arena size")
+            size = parser.parse_integer(False, True, " (the arena size)")
             parser.parse_punctuation(",")
             parser.parse_keyword("bound")
             parser.parse_punctuation("=")
-            bound = parser.parse_integer(False, False, "the lower bound")
+            bound = parser.parse_integer(False, True, " (the lower bound)")
             proven: Attribute = NoneAttr()
             if parser.parse_optional_punctuation(",") is not None:
                 parser.parse_keyword("proven")
                 parser.parse_punctuation("=")
-                word = parser.parse_keyword_in(("true", "false"), "for proven")
+                word = parser.parse_keyword_in(("true", "false"), " for proven")
                 proven = BoolAttr.from_bool(word == "true")
-        return (IntegerAttr(size, i64), IntegerAttr(bound, i64), proven)
+        params = (IntegerAttr(size, i64), IntegerAttr(bound, i64), proven)
+        return _verified(parser, start, cls, params)
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -331,25 +344,19 @@ class RegimeAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
         with parser.in_angle_brackets():
-            pos = parser.pos
-            regime = parser.parse_identifier("the regime")
-            if regime not in REGIMES:
-                parser.raise_error(
-                    f"#training.regime: regime must be one of {', '.join(REGIMES)}, got '{regime}'",
-                    pos,
-                    parser.pos,
-                )
+            regime = parser.parse_identifier(" (the regime)")
             parser.parse_punctuation(",")
 
             def entry() -> tuple[str, int]:
-                k = parser.parse_identifier("a footprint kind")
+                k = parser.parse_identifier(" (a footprint kind)")
                 parser.parse_punctuation("=")
-                return k, parser.parse_integer(False, False, "a byte count")
+                return k, parser.parse_integer(False, True, " (a byte count)")
 
             items = parser.parse_comma_separated_list(parser.Delimiter.BRACES, entry)
         fp = DictionaryAttr({k: IntegerAttr(v, i64) for k, v in items})
-        return (StringAttr(regime), fp)
+        return _verified(parser, start, cls, (StringAttr(regime), fp))
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
