@@ -219,7 +219,7 @@ class InplaceAttr(ParametrizedAttribute):
         super().__init__(DenseArrayBase.from_list(i64, list(operands)))
 
     def values(self) -> list[int]:
-        return [int(x) for x in self.operands.get_values()]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType, reportUnknownMemberType]
+        return [int(x) for x in self.operands.get_values()]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownVariableType, reportUnknownMemberType]
 
     def verify(self) -> None:
         if self.operands.elt_type != i64:
