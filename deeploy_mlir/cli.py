@@ -498,8 +498,9 @@ def _pipeline_opts(args: argparse.Namespace) -> dict[str, Any]:
 def search_notes(module: object) -> list[str]:
     """One line per search that stopped before proving its optimum: each
     tile-select op (as the pass listed them) and each exact arena plan."""
-    from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+    from xdsl.dialects.builtin import ModuleOp
 
+    from deeploy_mlir.dialects import training as T
     from deeploy_mlir.passes.tile_select import stopped_early
 
     assert isinstance(module, ModuleOp)
@@ -508,8 +509,8 @@ def search_notes(module: object) -> list[str]:
         for op, why in stopped_early(module) or []
     ]
     for lv in ("L1", "L2", "L3"):
-        proven = module.attributes.get(f"training.arena_proven_{lv}")
-        if isinstance(proven, IntegerAttr) and not proven.value.data:
+        arena = T.arena_of(module, lv)
+        if arena is not None and arena.is_proven is False:
             notes.append(
                 f"note: arena-plan: stopped before proving the smallest {lv} arena (Z3 resource "
                 "limit): the best plan found is used"

@@ -20,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
+from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.training import shape_of
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.frontend.onnx_import import ImportedModel
-from deeploy_mlir.interp.attrs import arg_attr, func_named, int_attr, res_attr, str_attr
+from deeploy_mlir.interp.attrs import func_named
 
 FILES = ("network.onnx", "inputs.npz", "outputs.npz")
 
@@ -117,13 +118,13 @@ def output_sources(model: ImportedModel) -> list[OutputSource]:
     fn = func_named(model.module, "training_step")
     out: list[OutputSource] = []
     for i in range(len(fn.function_type.outputs.data)):
-        name = str_attr(res_attr(fn, i, "training.name"))
+        res = T.result_info(fn, i)
+        name, upd = res.name, res.updates
         assert name is not None
-        upd = int_attr(res_attr(fn, i, "training.updates"))
         if upd is None:
             out.append(OutputSource(name, False, name))
         else:
-            target = str_attr(arg_attr(fn, upd, "training.name"))
+            target = T.arg_info(fn, upd).name
             assert target is not None
             out.append(OutputSource(name, True, target))
     return out

@@ -162,7 +162,8 @@ def test_plain_xdsl_opt_sees_our_dialect_and_passes() -> None:
     import subprocess
 
     src = (
-        'func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32> {training.name = "y"}) {\n'
+        "func.func @f(%x: tensor<4xf32>)\n"
+        '    -> (tensor<4xf32> {training.result = #training.result<"y">}) {\n'
         "  %y = training.relu ins(%x : tensor<4xf32>) -> tensor<4xf32>\n"
         "  func.return %y : tensor<4xf32>\n}\n"
     )

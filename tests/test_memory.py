@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import example_dirs, run_cli, train_like_expected
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
 
+from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.training import ArenaViewOp
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.memory.planner import Buffer, check_no_overlap, lower_bound
@@ -43,13 +43,11 @@ def lifetimes_from_ir(module) -> tuple[list[Buffer], dict[str, int]]:
         ops = list(f.body.block.ops)
         pos = {o: t0 + i for i, o in enumerate(ops)}
         for i, a in enumerate(f.args):
-            d = f.arg_attrs.data[i]
-            assert isinstance(d, DictionaryAttr)
-            name = d.data["training.name"].data
-            off = d.data["training.offset"]
-            assert isinstance(off, IntegerAttr)
+            info = T.arg_info(f, i)
+            name, off = info.name, info.offset
+            assert name is not None and off is not None
             bufs[name] = Buffer(name, nbytes(a.type), 0, total)
-            offsets[name] = off.value.data
+            offsets[name] = off
         for o in ops:
             if isinstance(o, ArenaViewOp):
                 key = f"{f.sym_name.data}#{pos[o]}"
@@ -66,8 +64,9 @@ def test_plans_are_valid_and_near_the_bound(d: Path, pipeline: str) -> None:
     module = planned(d, pipeline)
     bufs, offsets = lifetimes_from_ir(module)
     assert check_no_overlap(bufs, offsets) == []
-    arena = module.attributes["training.arena_L2"].value.data
-    bound = module.attributes["training.arena_bound_L2"].value.data
+    planned_l2 = T.arena_of(module, "L2")
+    assert planned_l2 is not None
+    arena, bound = planned_l2.size_bytes, planned_l2.bound_bytes
     assert bound == lower_bound(bufs)
     assert max(offsets[b.name] + b.size for b in bufs) <= arena
     assert arena <= 1.05 * bound
@@ -75,13 +74,14 @@ def test_plans_are_valid_and_near_the_bound(d: Path, pipeline: str) -> None:
 
 @pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
 def test_greedy_equals_exact_on_the_examples(d: Path) -> None:
-    greedy = planned(d).attributes["training.arena_L2"].value.data
+    greedy = T.arena_bytes(planned(d), "L2")
     exact_pipe = DEFAULT_PIPELINE.replace(
         "arena-plan{level=L2}", "arena-plan{level=L2 strategy=exact}"
     )
     m = planned(d, exact_pipe)
-    assert m.attributes["training.arena_proven_L2"].value.data == 1
-    exact = m.attributes["training.arena_L2"].value.data
+    exact_l2 = T.arena_of(m, "L2")
+    assert exact_l2 is not None and exact_l2.is_proven is True
+    exact = exact_l2.size_bytes
     assert exact <= greedy
     assert greedy <= 1.05 * exact
 

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx_builders import deeploy_mlp_layers
 
+from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.interp.interpreter import TrainingSession
 from deeploy_mlir.pipeline import DEFAULT_PIPELINE, run_pipeline
@@ -48,7 +49,7 @@ def test_random_mlps_match_the_interpreter(tmp_path_factory, case) -> None:
     _, want = ref.train(data, steps, 1, 0.05)
     planned = imported.module.clone()
     run_pipeline(planned, DEFAULT_PIPELINE)
-    arena = planned.attributes["training.arena_L2"].value.data
+    arena = T.arena_bytes(planned, "L2")
 
     extra = ["--l2", str(l2)] if l2 is not None else []
     r = run_cli(

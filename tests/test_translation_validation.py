@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from conftest import example_dirs, load_expected, model_dirs
 
+from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.interp.interpreter import TrainingSession, loss_output_name
 from deeploy_mlir.pipeline import DEFAULT_PIPELINE, make_context, parse_pipeline, pipeline_for
@@ -99,7 +100,7 @@ def test_every_pass_preserves_the_numbers(d: Path, pipeline: str) -> None:
                 params[name], ref_params[name], rtol=1e-5, atol=1e-7, err_msg=p.name
             )
     if "memory-home" in pipeline:
-        assert module.attributes.get("training.arena_L3") is not None  # something is in L3
+        assert T.arena_of(module, "L3") is not None  # something is in L3
 
 
 def test_a_corrupted_plan_changes_the_numbers() -> None:

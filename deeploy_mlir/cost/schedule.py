@@ -313,19 +313,19 @@ def _levels_live(fn: func.FuncOp) -> list[dict[str, int]]:
     """Bytes live in each level during each top-level op of `fn`: arguments
     the whole function, a buffer (view or alloc) from its definition to the
     top-level op that holds its last use."""
-    from deeploy_mlir.passes.arena_plan import level_of, nbytes
+    from deeploy_mlir.passes.arena_plan import nbytes
 
     top = list(fn.body.block.ops)
     where = {o: k for k, o in enumerate(top)}
     base: dict[str, int] = dict.fromkeys(T.MEMORY_LEVELS, 0)
     for a in fn.body.block.args:
-        lv = level_of(a.type)
+        lv = T.memory_level(a.type)
         if lv is not None:
             base[lv] += nbytes(a.type)
     delta: list[dict[str, int]] = [dict.fromkeys(T.MEMORY_LEVELS, 0) for _ in range(len(top) + 1)]
     for k, o in enumerate(top):
         for r in o.results:
-            lv = level_of(r.type) if isinstance(r.type, MemRefType) else None
+            lv = T.memory_level(r.type) if isinstance(r.type, MemRefType) else None
             if lv is None or isinstance(o, memref.GetGlobalOp | dma.SlotOp):
                 continue
             end = k

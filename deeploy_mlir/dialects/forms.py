@@ -13,6 +13,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from deeploy_mlir.dialects import dma
+from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.tiling import TiledOp
 from deeploy_mlir.errors import DeeployError
 
@@ -44,7 +45,7 @@ def tensor_form(module: ModuleOp) -> bool:
 
 
 def _planned(module: ModuleOp) -> bool:
-    return any(k.startswith("training.arena_") for k in module.attributes)
+    return T.planned(module)
 
 
 def _ops(module: ModuleOp, cls: type) -> list[object]:

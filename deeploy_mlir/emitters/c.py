@@ -25,11 +25,8 @@ from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.interp.attrs import (
     arena_sizes,
-    arg_attr,
     dense_to_array,
     func_named,
-    int_attr,
-    str_attr,
 )
 from deeploy_mlir.outputs import staged_dir
 from deeploy_mlir.passes.arena_plan import nbytes
@@ -948,9 +945,8 @@ class Project:
         block = fn.body.blocks.first
         assert block is not None
         for i, a in enumerate(block.args):
-            off = int_attr(arg_attr(fn, i, "training.offset"))
-            name = str_attr(arg_attr(fn, i, "training.name")) or f"arg{i}"
-            kind = str_attr(arg_attr(fn, i, "training.kind")) or "input"
+            info = T.arg_info(fn, i)
+            off, name, kind = info.offset, info.name_or(f"arg{i}"), info.kind
             if off is None:
                 raise DeeployError(
                     f"@{fn.sym_name.data}: argument '{name}' has no arena offset "
@@ -1126,9 +1122,7 @@ _NP = {"float": np.float32, "int64_t": np.int64, "uint8_t": np.bool_}
 
 
 def _level(t: Attribute) -> str:
-    from deeploy_mlir.passes.arena_plan import level_of
-
-    lv = level_of(t)
+    lv = T.memory_level(t)
     if lv is None:
         raise DeeployError(f"buffer of type {t} has no memory level")
     return lv

@@ -29,9 +29,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
-    IntegerAttr,
     ModuleOp,
-    StringAttr,
     TensorType,
     f32,
     i1,
@@ -127,15 +125,13 @@ def default_opset(model: onnx.ModelProto) -> int:
 def training_attrs(
     name: str, kind: str | None = None, updates: int | None = None
 ) -> dict[str, Attribute]:
-    """The metadata of a function argument or result: its ONNX name, the kind
-    of an argument, and for a result that is the new value of an argument,
-    that argument's index. The only place the frontend writes it."""
-    out: dict[str, Attribute] = {"training.name": StringAttr(name)}
+    """The metadata of a function argument (its kind and ONNX name) or result
+    (its ONNX name and, when it is the new value of an argument, that
+    argument's index), as the training dialect's registered attributes. The
+    only place the frontend writes it."""
     if kind is not None:
-        out["training.kind"] = StringAttr(kind)
-    if updates is not None:
-        out["training.updates"] = IntegerAttr(updates, i64)
-    return out
+        return T.arg_attrs(kind, name)
+    return T.result_attrs(name, updates)
 
 
 def arg_attrs(args: Sequence[ArgInfo]) -> ArrayAttr[DictionaryAttr]:

@@ -1,6 +1,7 @@
-"""Attribute helpers of lowered modules (function and argument attributes,
-arena sizes, the loss output), without the interpreter: `lower` uses them,
-and importing xdsl's interpreters costs start-up time it does not need."""
+"""Helpers of lowered modules (functions by name, arena sizes, the loss output;
+the metadata itself is read through the training dialect's typed view), without
+the interpreter: `lower` uses them, and importing xdsl's interpreters costs
+start-up time it does not need."""
 
 from __future__ import annotations
 
@@ -11,10 +12,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
-    DictionaryAttr,
-    IntegerAttr,
     ModuleOp,
-    StringAttr,
 )
 from xdsl.ir import Attribute
 
@@ -40,36 +38,12 @@ def func_named(module: ModuleOp, name: str) -> func.FuncOp:
     raise KeyError(f"module has no function @{name}")
 
 
-def arg_attr(fn: func.FuncOp, i: int, key: str) -> Attribute | None:
-    if fn.arg_attrs is None:
-        return None
-    d = fn.arg_attrs.data[i]
-    assert isinstance(d, DictionaryAttr)
-    return d.data.get(key)
-
-
-def res_attr(fn: func.FuncOp, i: int, key: str) -> Attribute | None:
-    if fn.res_attrs is None:
-        return None
-    d = fn.res_attrs.data[i]
-    assert isinstance(d, DictionaryAttr)
-    return d.data.get(key)
-
-
-def str_attr(a: Attribute | None) -> str | None:
-    return a.data if isinstance(a, StringAttr) else None
-
-
-def int_attr(a: Attribute | None) -> int | None:
-    return a.value.data if isinstance(a, IntegerAttr) else None
-
-
 def arena_sizes(module: ModuleOp) -> dict[str, int]:
     out: dict[str, int] = {}
     for level in T.MEMORY_LEVELS:
-        a = module.attributes.get(f"training.arena_{level}")
-        if isinstance(a, IntegerAttr):
-            out[level] = a.value.data
+        a = T.arena_of(module, level)
+        if a is not None:
+            out[level] = a.size_bytes
     return out
 
 
@@ -91,10 +65,11 @@ def check_arenas(module: ModuleOp, budgets: Mapping[str, int]) -> None:
 def loss_output_name(module: ModuleOp) -> str | None:
     """The name of @training_step's scalar f32 result (or output buffer), if any."""
     fn = func_named(module, "training_step")
-    for i, t in enumerate(fn.function_type.outputs.data):
-        if res_attr(fn, i, "training.updates") is None and T.shape_of(t) == ():
-            return str_attr(res_attr(fn, i, "training.name"))
-    for i, a in enumerate(fn.args):
-        if str_attr(arg_attr(fn, i, "training.kind")) == "output" and T.shape_of(a.type) == ():
-            return str_attr(arg_attr(fn, i, "training.name"))
+    step = T.StepFunction(fn)
+    for r, t in zip(step.results, fn.function_type.outputs.data, strict=True):
+        if r.updates is None and T.shape_of(t) == ():
+            return r.name
+    for a, v in zip(step.args, fn.args, strict=True):
+        if a.kind == T.ArgKind.OUTPUT and T.shape_of(v.type) == ():
+            return a.name
     return None

@@ -35,15 +35,11 @@ from deeploy_mlir.dialects.tiling import TiledOp
 from deeploy_mlir.interp.attrs import (  # noqa: F401  (re-exported)
     NP_OF,
     arena_sizes,
-    arg_attr,
     check_arenas,
     dense_to_array,
     func_named,
-    int_attr,
     loss_output_name,
     np_dtype,
-    res_attr,
-    str_attr,
 )
 from deeploy_mlir.interp.reference import compute
 
@@ -216,8 +212,8 @@ class TrainingSession:
         self.interp.register_implementations(TrainingFunctions(self.arenas, globals_))
         fn = func_named(self.module, "training_step")
         for i, a in enumerate(fn.args):
-            kind = str_attr(arg_attr(fn, i, "training.kind"))
-            name = str_attr(arg_attr(fn, i, "training.name"))
+            info = T.arg_info(fn, i)
+            kind, name = info.kind, info.name
             assert name is not None
             if kind in ("param", "grad_accum"):
                 storage = self._storage(fn, i, a.type)
@@ -225,7 +221,7 @@ class TrainingSession:
                 self.state[name] = storage
 
     def _storage(self, fn: func.FuncOp, i: int, t: Attribute) -> np.ndarray:
-        off = int_attr(arg_attr(fn, i, "training.offset"))
+        off = T.arg_info(fn, i).offset
         if off is not None and self.arenas is not None and isinstance(t, MemRefType):
             space = t.memory_space
             assert isinstance(space, StringAttr)
@@ -238,8 +234,8 @@ class TrainingSession:
         args: list[np.ndarray] = []
         outputs: dict[str, np.ndarray] = {}
         for i, a in enumerate(fn.args):
-            n = str_attr(arg_attr(fn, i, "training.name"))
-            kind = str_attr(arg_attr(fn, i, "training.kind"))
+            info = T.arg_info(fn, i)
+            n, kind = info.name, info.kind
             assert n is not None
             if n in self.state:
                 args.append(self.state[n])
@@ -252,11 +248,11 @@ class TrainingSession:
                 args.append(buf)
         results = self.interp.call_op(fn, tuple(args))
         for i, r in enumerate(results):
-            n = str_attr(res_attr(fn, i, "training.name"))
-            upd = int_attr(res_attr(fn, i, "training.updates"))
+            res = T.result_info(fn, i)
+            n, upd = res.name, res.updates
             assert n is not None
             if upd is not None:
-                target = str_attr(arg_attr(fn, upd, "training.name"))
+                target = T.arg_info(fn, upd).name
                 assert target is not None
                 self.state[target][...] = r
             outputs[n] = np.asarray(r)

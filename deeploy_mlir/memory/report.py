@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
-from deeploy_mlir.passes.arena_plan import level_of, nbytes
+from deeploy_mlir.passes.arena_plan import nbytes
 
 if TYPE_CHECKING:  # the cost model and boards: only for the report, not for manifests
     from deeploy_mlir.cost.schedule import FunctionCost
@@ -48,10 +48,6 @@ FOOTPRINT_OF = {
     "control": "control",
 }
 MANIFEST_VERSION = 1
-
-
-def _int(a: object) -> int:
-    return a.value.data if isinstance(a, IntegerAttr) else 0
 
 
 def _view_kind(v: SSAValue, level: str) -> str:
@@ -85,36 +81,32 @@ def memory_summary(module: ModuleOp) -> dict[str, Any]:
     lives there)."""
     memory = {
         lv: {
-            "arena_bytes": _int(module.attributes.get(f"training.arena_{lv}")),
-            "bound_bytes": _int(module.attributes.get(f"training.arena_bound_{lv}")),
+            "arena_bytes": a.size_bytes if (a := T.arena_of(module, lv)) else 0,
+            "bound_bytes": a.bound_bytes if (a := T.arena_of(module, lv)) else 0,
         }
         for lv in T.MEMORY_LEVELS
     }
     for lv in T.MEMORY_LEVELS:  # planned by arena-plan{strategy=exact}
-        proven = module.attributes.get(f"training.arena_proven_{lv}")
-        if proven is not None:
-            memory[lv]["proven"] = bool(_int(proven))
+        a = T.arena_of(module, lv)
+        if a is not None and a.is_proven is not None:
+            memory[lv]["proven"] = a.is_proven
     buffers: list[dict[str, Any]] = []
     seen: set[str] = set()
     for fn in module.ops:
         if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
             continue
-        attrs = fn.arg_attrs.data if fn.arg_attrs else ()
         for i, a in enumerate(fn.args):
-            d = attrs[i].data if i < len(attrs) and isinstance(attrs[i], DictionaryAttr) else {}
-            name = d.get("training.name")
-            name = name.data if isinstance(name, StringAttr) else f"{fn.sym_name.data}.arg{i}"
-            kind = d.get("training.kind")
-            kind = kind.data if isinstance(kind, StringAttr) else "input"
-            if name in seen or "training.offset" not in d:
+            info = T.arg_info(fn, i)
+            name, kind = info.name_or(f"{fn.sym_name.data}.arg{i}"), info.kind
+            if name in seen or info.offset is None:
                 continue
             seen.add(name)
             buffers.append(
                 {
                     "name": name,
                     "kind": KIND_LABEL.get(kind, kind),
-                    "level": level_of(a.type),
-                    "offset": _int(d["training.offset"]),
+                    "level": T.memory_level(a.type),
+                    "offset": info.offset,
                     "bytes": nbytes(a.type),
                 }
             )
@@ -130,10 +122,9 @@ def memory_summary(module: ModuleOp) -> dict[str, Any]:
                         "bytes": nbytes(op.result.type),
                     }
                 )
-    regime = module.attributes.get("training.regime")
-    fp = module.attributes.get("training.footprint")
-    if isinstance(fp, DictionaryAttr):
-        footprint = {k: _int(v) for k, v in fp.data.items()}
+    regime = T.regime_of(module)
+    if regime is not None:
+        footprint = regime.footprint_bytes()
     else:  # from the planned buffers (activations: the L2/L3 temporaries)
         footprint = dict.fromkeys(FOOTPRINT_OF.values(), 0)
         for b in buffers:
@@ -141,7 +132,7 @@ def memory_summary(module: ModuleOp) -> dict[str, Any]:
                 footprint[FOOTPRINT_OF[b["kind"]]] += b["bytes"]
     return {
         "memory": memory,
-        "regime": regime.data if isinstance(regime, StringAttr) else derived_regime(buffers),
+        "regime": regime.regime_name if regime is not None else derived_regime(buffers),
         "footprint": footprint,
         "buffers": buffers,
     }

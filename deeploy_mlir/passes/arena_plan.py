@@ -29,13 +29,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
-    IntegerAttr,
-    MemRefType,
     ModuleOp,
-    StringAttr,
-    i64,
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
@@ -61,22 +55,12 @@ def nbytes(t: Attribute) -> int:
     return n
 
 
-def level_of(t: Attribute) -> str | None:
-    if isinstance(t, MemRefType) and isinstance(t.memory_space, StringAttr):
-        return t.memory_space.data
-    return None
-
-
 def _kind(fn: func.FuncOp, i: int) -> str:
-    if fn.arg_attrs is None:
-        return "input"
-    a = fn.arg_attrs.data[i].data.get("training.kind")  # type: ignore[attr-defined]
-    return a.data if isinstance(a, StringAttr) else "input"
+    return T.arg_info(fn, i).kind
 
 
 def _name(fn: func.FuncOp, i: int) -> str:
-    a = fn.arg_attrs.data[i].data.get("training.name") if fn.arg_attrs else None  # type: ignore[attr-defined]
-    return a.data if isinstance(a, StringAttr) else f"{fn.sym_name.data}.arg{i}"
+    return T.arg_info(fn, i).name_or(f"{fn.sym_name.data}.arg{i}")
 
 
 @dataclass(frozen=True)
@@ -117,7 +101,7 @@ class ArenaPlan(ModulePass):
             block = fn.body.blocks.first
             assert block is not None
             for i, a in enumerate(block.args):
-                if level_of(a.type) != self.level:
+                if T.memory_level(a.type) != self.level:
                     continue
                 name = _name(fn, i)
                 if name not in buffers:
@@ -127,7 +111,7 @@ class ArenaPlan(ModulePass):
                 args.append((fn, i, name))
             index = {o: t0 + k for k, o in enumerate(_walk(fn))}
             for o in _walk(fn):
-                if isinstance(o, memref.AllocOp) and level_of(o.memref.type) == self.level:
+                if isinstance(o, memref.AllocOp) and T.memory_level(o.memref.type) == self.level:
                     key = f"{fn.sym_name.data}/%{o.memref.name_hint or 'tmp'}#{index[o]}"
                     end = _last_use(o, index) + 1
                     buffers[key] = Buffer(
@@ -140,9 +124,9 @@ class ArenaPlan(ModulePass):
             return  # nothing lives in this level: no arena
         if self.strategy == "exact":
             offsets, size, proven = plan_exact(bl, self.rlimit)
-            op.attributes[f"training.arena_proven_{self.level}"] = IntegerAttr(int(proven), i64)
         else:
             offsets, size = plan_greedy(bl)
+            proven = None
         problems = check_no_overlap(bl, offsets)
         assert not problems, problems
         if self.capacity and size > self.capacity:
@@ -151,20 +135,11 @@ class ArenaPlan(ModulePass):
                 f"{self.capacity} bytes"
             )
         for fn, i, name in args:
-            attrs = (
-                list(fn.arg_attrs.data)
-                if fn.arg_attrs is not None
-                else [DictionaryAttr({}) for _ in fn.args]
-            )
-            d = dict(attrs[i].data)  # type: ignore[attr-defined]
-            d["training.offset"] = IntegerAttr(offsets[name], i64)
-            attrs[i] = DictionaryAttr(d)
-            fn.arg_attrs = ArrayAttr(attrs)
+            T.set_arg_offset(fn, i, offsets[name])
         for o, key in allocs:
             view = T.ArenaViewOp(offsets[key], o.memref.type)  # type: ignore[arg-type]
             Rewriter.replace_op(o, view)
-        op.attributes[f"training.arena_{self.level}"] = IntegerAttr(size, i64)
-        op.attributes[f"training.arena_bound_{self.level}"] = IntegerAttr(lower_bound(bl), i64)
+        T.set_arena(op, self.level, T.ArenaAttr(size, lower_bound(bl), proven))
 
 
 def _align(t: Attribute) -> int:

@@ -53,13 +53,8 @@ from deeploy_mlir.errors import DeeployError
 
 
 def _arg_info(fn: func.FuncOp, i: int) -> tuple[str, str]:
-    d = fn.arg_attrs.data[i].data if fn.arg_attrs else {}  # type: ignore[attr-defined]
-    name = d.get("training.name")
-    kind = d.get("training.kind")
-    return (
-        name.data if isinstance(name, StringAttr) else f"{fn.sym_name.data}.arg{i}",
-        kind.data if isinstance(kind, StringAttr) else "input",
-    )
+    info = T.arg_info(fn, i)
+    return info.name_or(f"{fn.sym_name.data}.arg{i}"), info.kind
 
 
 def _functions(module: ModuleOp) -> list[func.FuncOp]:
@@ -158,8 +153,7 @@ def _l2_arena(module: ModuleOp, prefetch: bool) -> int:
         for fn in _functions(probe):
             _prefetch_l3(fn.body.block)
     ArenaPlan(level="L2").apply(make_context(), probe)
-    a = probe.attributes.get("training.arena_L2")
-    return a.value.data if isinstance(a, IntegerAttr) else 0
+    return T.arena_bytes(probe, "L2")
 
 
 def _min_stage(module: ModuleOp) -> int:

@@ -41,13 +41,10 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
-    DictionaryAttr,
-    IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
     TensorType,
-    i64,
 )
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -96,16 +93,12 @@ def _args(module: ModuleOp) -> dict[str, tuple[str, int]]:
     argument of both functions (parameters, gradients) once."""
     out: dict[str, tuple[str, int]] = {}
     for fn in _functions(module):
-        attrs = fn.arg_attrs.data if fn.arg_attrs else ()
         for i, a in enumerate(fn.body.block.args):
             if not isinstance(a.type, MemRefType):
                 continue
-            d = attrs[i].data if i < len(attrs) and isinstance(attrs[i], DictionaryAttr) else {}
-            name, kind = d.get("training.name"), d.get("training.kind")
-            key = name.data if isinstance(name, StringAttr) else f"{fn.sym_name.data}.arg{i}"
-            out.setdefault(
-                key, (kind.data if isinstance(kind, StringAttr) else "input", _bytes(a.type))
-            )
+            info = T.arg_info(fn, i)
+            key = info.name_or(f"{fn.sym_name.data}.arg{i}")
+            out.setdefault(key, (info.kind, _bytes(a.type)))
     return out
 
 
@@ -172,8 +165,7 @@ def regime_need(module: ModuleOp, regime: str) -> Need:
     sizes: dict[str, int] = {}
     for lv in ("L2", "L3"):
         ArenaPlan(level=lv).apply(Context(), probe)
-        a = probe.attributes.get(f"training.arena_{lv}")
-        sizes[lv] = a.value.data if isinstance(a, IntegerAttr) else 0
+        sizes[lv] = T.arena_bytes(probe, lv)
     return Need(regime, sizes["L2"], sizes["L3"])
 
 
@@ -256,7 +248,4 @@ class MemoryRegime(ModulePass):
         fp = footprint(op)
         chosen = choose(op, self.regime, capacity(board, self.l2, self.l3))
         apply_regime(op, chosen)
-        op.attributes["training.regime"] = StringAttr(chosen)
-        op.attributes["training.footprint"] = DictionaryAttr(
-            {k: IntegerAttr(v, i64) for k, v in fp.items()}
-        )
+        T.set_regime(op, chosen, fp)

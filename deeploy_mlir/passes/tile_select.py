@@ -523,16 +523,15 @@ def stopped_early(module: ModuleOp) -> list[tuple[str, str]] | None:
 
 def _probe_l2_arena(module: ModuleOp) -> int:
     """The L2 arena of `module` before any stage buffer exists."""
-    a = module.attributes.get("training.arena_L2")
-    if isinstance(a, IntegerAttr):
-        return a.value.data
+    a = T.arena_of(module, "L2")
+    if a is not None:
+        return a.size_bytes
     from deeploy_mlir.passes.arena_plan import ArenaPlan
     from deeploy_mlir.pipeline import make_context
 
     probe = module.clone()
     ArenaPlan(level="L2").apply(make_context(), probe)
-    a = probe.attributes.get("training.arena_L2")
-    return a.value.data if isinstance(a, IntegerAttr) else 0
+    return T.arena_bytes(probe, "L2")
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,6 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import TENSOR, require
-from deeploy_mlir.passes.training_inplace_alias import INPLACE, inplace_of, updates_of
 
 
 def to_memref(t: Attribute, level: str) -> MemRefType[Attribute]:
@@ -92,7 +91,7 @@ class TrainingBufferize(ModulePass):
         assert old is not None
         ret = old.last_op
         assert isinstance(ret, func.ReturnOp)
-        updates = updates_of(fn)
+        updates = T.updates_of(fn)
         arg_types = [to_memref(a.type, self.level) for a in old.args]
         arg_attrs = (
             list(fn.arg_attrs.data) if fn.arg_attrs else [DictionaryAttr({})] * len(old.args)
@@ -106,8 +105,7 @@ class TrainingBufferize(ModulePass):
             out_arg_of[i] = len(arg_types)
             arg_types.append(to_memref(r.type, self.level))
             d = dict(res_attrs[i].data) if i < len(res_attrs) else {}  # type: ignore[attr-defined]
-            d["training.kind"] = StringAttr("output")
-            arg_attrs.append(DictionaryAttr(d))
+            arg_attrs.append(T.output_arg_dict(d))
         block = Block(arg_types=arg_types)
         for a, b in zip(old.args, block.args, strict=False):
             b.name_hint = a.name_hint
@@ -138,12 +136,12 @@ class TrainingBufferize(ModulePass):
             assert isinstance(o, T.TrainingComputeOp), f"cannot bufferize {o.name}"
             outs = [
                 self._out_buffer(o, r, k, bufs, direct, block)
-                for r, k in zip(o.results, inplace_of(o), strict=True)
+                for r, k in zip(o.results, T.inplace_of(o), strict=True)
             ]
             props = {k: v for k, v in o.properties.items() if k != "operandSegmentSizes"}
             new = type(o)([bufs[v] for v in o.ins], (), outs, properties=props)
             for k, v in o.attributes.items():
-                if k != INPLACE:
+                if k != T.INPLACE:
                     new.attributes[k] = v
             block.add_op(new)
 

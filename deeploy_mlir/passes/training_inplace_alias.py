@@ -6,13 +6,13 @@ a candidate (result r, operand k) is taken when
 * the operand dies at this op (no later reader, not returned), and
 * the operand's storage is not a function argument -- unless the op is a
   *state update* (SGD, gradient accumulation) whose result is returned as the
-  new value of that very argument (`training.updates`), and
+  new value of that very argument (its `#training.result<... updates I>`), and
 * the operand is not a constant, and the result is not returned (a returned
   result is written straight into its output argument, or is the new value of
   another argument).
 
-Chosen decisions are written as ``training.inplace = array<i64: k, ...>`` (one
-entry per result, -1 = own buffer); `training-bufferize` reads them.
+Chosen decisions are written as ``training.inplace = #training.inplace<k, ...>``
+(one entry per result, -1 = own buffer); `training-bufferize` reads them.
 """
 
 from __future__ import annotations
@@ -21,34 +21,12 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import TENSOR, require
-
-INPLACE = "training.inplace"
-
-
-def updates_of(fn: func.FuncOp) -> dict[int, int]:
-    """result index -> argument index, from the `training.updates` result attributes."""
-    out: dict[int, int] = {}
-    if fn.res_attrs is None:
-        return out
-    for i, d in enumerate(fn.res_attrs.data):
-        a = d.data.get("training.updates")  # type: ignore[attr-defined]
-        if isinstance(a, IntegerAttr):
-            out[i] = a.value.data
-    return out
-
-
-def inplace_of(op: Operation) -> list[int]:
-    """The `training.inplace` decision of `op` (-1 per result when none)."""
-    a = op.attributes.get(INPLACE)
-    if isinstance(a, DenseArrayBase):
-        return [int(x) for x in a.get_values()]
-    return [-1] * len(op.results)
 
 
 @dataclass
@@ -67,7 +45,7 @@ class _FunctionAliasing:
         assert block is not None
         self.ops = list(block.ops)
         self.index = {o: i for i, o in enumerate(self.ops)}
-        self.updates = updates_of(self.fn)
+        self.updates = T.updates_of(self.fn)
 
     @property
     def ret(self) -> Operation:
@@ -114,10 +92,7 @@ class _FunctionAliasing:
                     continue
                 decision[r] = k
                 self.root[o.results[r]] = self.root.get(o.ins[k], o.ins[k])
-            if any(d != -1 for d in decision):
-                o.attributes[INPLACE] = DenseArrayBase.from_list(i64, decision)
-            elif INPLACE in o.attributes:
-                del o.attributes[INPLACE]
+            T.set_inplace(o, decision if any(d != -1 for d in decision) else None)
 
 
 @dataclass(frozen=True)

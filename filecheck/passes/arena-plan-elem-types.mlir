@@ -7,13 +7,13 @@
 // All arguments live throughout: "x" (4 x i32 = 16 bytes) at 0, "y" (16 bytes)
 // at 16, "z" (5 x i8 = 5 bytes, rounded up to the 4-byte alignment: 8) at 32;
 // the arena and the bound are 16 + 16 + 8 = 40 bytes.
-// CHECK:      builtin.module attributes {training.arena_L2 = 40 : i64, training.arena_bound_L2 = 40 : i64} {
-// CHECK:        training.name = "x", training.kind = "input", training.offset = 0 : i64
-// CHECK:        training.name = "y", training.kind = "output", training.offset = 16 : i64
-// CHECK:        training.name = "z", training.kind = "output", training.offset = 32 : i64
-func.func @training_step(%x: memref<4xi32, "L2"> {training.name = "x", training.kind = "input"},
-                         %y: memref<4xi32, "L2"> {training.name = "y", training.kind = "output"},
-                         %z: memref<5xi8, "L2"> {training.name = "z", training.kind = "output"}) {
+// CHECK:      builtin.module attributes {training.arena_L2 = #training.arena<size = 40, bound = 40>} {
+// CHECK:        training.arg = #training.arg<input "x" at 0>
+// CHECK:        training.arg = #training.arg<output "y" at 16>
+// CHECK:        training.arg = #training.arg<output "z" at 32>
+func.func @training_step(%x: memref<4xi32, "L2"> {training.arg = #training.arg<input "x">},
+                         %y: memref<4xi32, "L2"> {training.arg = #training.arg<output "y">},
+                         %z: memref<5xi8, "L2"> {training.arg = #training.arg<output "z">}) {
   training.copy ins(%x : memref<4xi32, "L2">) outs(%y : memref<4xi32, "L2">)
   func.return
 }

@@ -45,14 +45,14 @@
 // at 332; the exact plan reaches the bound (and proves it).
 // The L1 alloc %c is not planned here: it stays a memref.alloc.
 
-// CHECK:      builtin.module attributes {training.arena_L2 = 360 : i64, training.arena_bound_L2 = 356 : i64} {
+// CHECK:      builtin.module attributes {training.arena_L2 = #training.arena<size = 360, bound = 356>} {
 // CHECK-NEXT:   func.func @training_step(
-// CHECK-SAME:     %x: memref<3x3xf32, "L2"> {training.name = "x", training.kind = "input", training.offset = 120 : i64},
-// CHECK-SAME:     %w: memref<5x3xf32, "L2"> {training.name = "w", training.kind = "param", training.offset = 60 : i64},
-// CHECK-SAME:     %labels: memref<3xi64, "L2"> {training.name = "labels", training.kind = "input", training.offset = 160 : i64},
-// CHECK-SAME:     %buf: memref<5xf32, "L2"> {training.name = "buf", training.kind = "grad_accum", training.offset = 184 : i64},
-// CHECK-SAME:     %reset: memref<1xi1, "L2"> {training.name = "reset", training.kind = "reset_flag", training.offset = 208 : i64},
-// CHECK-SAME:     %loss: memref<f32, "L2"> {training.name = "loss", training.kind = "output", training.offset = 156 : i64}) {
+// CHECK-SAME:     %x: memref<3x3xf32, "L2"> {training.arg = #training.arg<input "x" at 120>},
+// CHECK-SAME:     %w: memref<5x3xf32, "L2"> {training.arg = #training.arg<param "w" at 60>},
+// CHECK-SAME:     %labels: memref<3xi64, "L2"> {training.arg = #training.arg<input "labels" at 160>},
+// CHECK-SAME:     %buf: memref<5xf32, "L2"> {training.arg = #training.arg<grad_accum "buf" at 184>},
+// CHECK-SAME:     %reset: memref<1xi1, "L2"> {training.arg = #training.arg<reset_flag "reset" at 208>},
+// CHECK-SAME:     %loss: memref<f32, "L2"> {training.arg = #training.arg<output "loss" at 156>}) {
 // CHECK-NEXT:     %y = training.arena_view at 212 : memref<3x5xf32, "L2">
 // CHECK-NEXT:     training.gemm ins(%x, %w : memref<3x3xf32, "L2">, memref<5x3xf32, "L2">) outs(%y : memref<3x5xf32, "L2">) {trans_b}
 // CHECK-NEXT:     %lp = training.arena_view at 272 : memref<3x5xf32, "L2">
@@ -67,9 +67,9 @@
 // CHECK-NEXT:     func.return
 // CHECK-NEXT:   }
 // CHECK-NEXT:   func.func @optimizer_step(
-// CHECK-SAME:     %w: memref<5x3xf32, "L2"> {training.name = "w", training.kind = "param", training.offset = 60 : i64},
-// CHECK-SAME:     %gw: memref<5x3xf32, "L2"> {training.name = "gw", training.kind = "grad_accum", training.offset = 0 : i64},
-// CHECK-SAME:     %lr: memref<1xf32, "L2"> {training.name = "lr", training.kind = "lr", training.offset = 204 : i64}) {
+// CHECK-SAME:     %w: memref<5x3xf32, "L2"> {training.arg = #training.arg<param "w" at 60>},
+// CHECK-SAME:     %gw: memref<5x3xf32, "L2"> {training.arg = #training.arg<grad_accum "gw" at 0>},
+// CHECK-SAME:     %lr: memref<1xf32, "L2"> {training.arg = #training.arg<lr "lr" at 204>}) {
 // CHECK-NEXT:     %t = training.arena_view at 212 : memref<5x3xf32, "L2">
 // CHECK-NEXT:     training.sgd
 // CHECK-NEXT:     %c = memref.alloc() : memref<5x3xf32, "L1">
@@ -79,29 +79,29 @@
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
 
-// EXACT:      builtin.module attributes {training.arena_proven_L2 = 1 : i64, training.arena_L2 = 356 : i64, training.arena_bound_L2 = 356 : i64} {
+// EXACT:      builtin.module attributes {training.arena_L2 = #training.arena<size = 356, bound = 356, proven = true>} {
 
 // Z3's resource limit (a count of solver steps, not a time) of 1 stops the
 // exact search before it finds a plan: the greedy plan (360) is kept, not
 // proven.
-// STOPPED:    builtin.module attributes {training.arena_proven_L2 = 0 : i64, training.arena_L2 = 360 : i64, training.arena_bound_L2 = 356 : i64} {
+// STOPPED:    builtin.module attributes {training.arena_L2 = #training.arena<size = 360, bound = 356, proven = false>} {
 // NEGATIVE:   arena-plan: rlimit must not be negative, got -1
 
 // With level=L1 only %c is planned, alone in its level ([14,17), 60 bytes) -> offset 0; the
 // L2 arguments get no offset and the L2 allocs stay.
-// L1:         builtin.module attributes {training.arena_L1 = 60 : i64, training.arena_bound_L1 = 60 : i64} {
-// L1-NOT:     training.offset
+// L1:         builtin.module attributes {training.arena_L1 = #training.arena<size = 60, bound = 60>} {
+// L1-NOT:     {{#training.arg<[a-z_]+ "[^"]*" at}}
 // L1:         %y = memref.alloc() : memref<3x5xf32, "L2">
-// L1-NOT:     training.offset
+// L1-NOT:     {{#training.arg<[a-z_]+ "[^"]*" at}}
 // L1:         %c = training.arena_view at 0 : memref<5x3xf32, "L1">
-// L1-NOT:     training.offset
+// L1-NOT:     {{#training.arg<[a-z_]+ "[^"]*" at}}
 
-func.func @training_step(%x: memref<3x3xf32, "L2"> {training.name = "x", training.kind = "input"},
-                         %w: memref<5x3xf32, "L2"> {training.name = "w", training.kind = "param"},
-                         %labels: memref<3xi64, "L2"> {training.name = "labels", training.kind = "input"},
-                         %buf: memref<5xf32, "L2"> {training.name = "buf", training.kind = "grad_accum"},
-                         %reset: memref<1xi1, "L2"> {training.name = "reset", training.kind = "reset_flag"},
-                         %loss: memref<f32, "L2"> {training.name = "loss", training.kind = "output"}) {
+func.func @training_step(%x: memref<3x3xf32, "L2"> {training.arg = #training.arg<input "x">},
+                         %w: memref<5x3xf32, "L2"> {training.arg = #training.arg<param "w">},
+                         %labels: memref<3xi64, "L2"> {training.arg = #training.arg<input "labels">},
+                         %buf: memref<5xf32, "L2"> {training.arg = #training.arg<grad_accum "buf">},
+                         %reset: memref<1xi1, "L2"> {training.arg = #training.arg<reset_flag "reset">},
+                         %loss: memref<f32, "L2"> {training.arg = #training.arg<output "loss">}) {
   %y = memref.alloc() : memref<3x5xf32, "L2">
   training.gemm ins(%x, %w : memref<3x3xf32, "L2">, memref<5x3xf32, "L2">) outs(%y : memref<3x5xf32, "L2">) {trans_b}
   %lp = memref.alloc() : memref<3x5xf32, "L2">
@@ -116,9 +116,9 @@ func.func @training_step(%x: memref<3x3xf32, "L2"> {training.name = "x", trainin
   func.return
 }
 
-func.func @optimizer_step(%w: memref<5x3xf32, "L2"> {training.name = "w", training.kind = "param"},
-                          %gw: memref<5x3xf32, "L2"> {training.name = "gw", training.kind = "grad_accum"},
-                          %lr: memref<1xf32, "L2"> {training.name = "lr", training.kind = "lr"}) {
+func.func @optimizer_step(%w: memref<5x3xf32, "L2"> {training.arg = #training.arg<param "w">},
+                          %gw: memref<5x3xf32, "L2"> {training.arg = #training.arg<grad_accum "gw">},
+                          %lr: memref<1xf32, "L2"> {training.arg = #training.arg<lr "lr">}) {
   %t = memref.alloc() : memref<5x3xf32, "L2">
   training.sgd ins(%w, %gw, %lr : memref<5x3xf32, "L2">, memref<5x3xf32, "L2">, memref<1xf32, "L2">) outs(%t : memref<5x3xf32, "L2">)
   %c = memref.alloc() : memref<5x3xf32, "L1">

@@ -6,9 +6,9 @@
 
 // All in L2 the arguments live the whole step (x 24, w 48, y 32, lr 4, g 48 =
 // 156 bytes) and the training step adds x2 (24) and h (32) at most.
-func.func @training_step(%x: memref<2x3xf32, "L2"> {training.name = "x", training.kind = "input"},
-                         %w: memref<4x3xf32, "L2"> {training.name = "w", training.kind = "param"},
-                         %y: memref<2x4xf32, "L2"> {training.name = "y", training.kind = "output"}) {
+func.func @training_step(%x: memref<2x3xf32, "L2"> {training.arg = #training.arg<input "x">},
+                         %w: memref<4x3xf32, "L2"> {training.arg = #training.arg<param "w">},
+                         %y: memref<2x4xf32, "L2"> {training.arg = #training.arg<output "y">}) {
   %h = memref.alloc() : memref<2x4xf32, "L2">
   %x2 = memref.alloc() : memref<2x3xf32, "L2">
   training.relu ins(%x : memref<2x3xf32, "L2">) outs(%x2 : memref<2x3xf32, "L2">)
@@ -16,9 +16,9 @@ func.func @training_step(%x: memref<2x3xf32, "L2"> {training.name = "x", trainin
   training.relu ins(%h : memref<2x4xf32, "L2">) outs(%y : memref<2x4xf32, "L2">)
   func.return
 }
-func.func @optimizer_step(%lr: memref<1xf32, "L2"> {training.name = "lr", training.kind = "lr"},
-                          %w: memref<4x3xf32, "L2"> {training.name = "w", training.kind = "param"},
-                          %g: memref<4x3xf32, "L2"> {training.name = "g", training.kind = "grad_accum"}) {
+func.func @optimizer_step(%lr: memref<1xf32, "L2"> {training.arg = #training.arg<lr "lr">},
+                          %w: memref<4x3xf32, "L2"> {training.arg = #training.arg<param "w">},
+                          %g: memref<4x3xf32, "L2"> {training.arg = #training.arg<grad_accum "g">}) {
   training.sgd ins(%w, %g, %lr : memref<4x3xf32, "L2">, memref<4x3xf32, "L2">, memref<1xf32, "L2">) outs(%w : memref<4x3xf32, "L2">)
   func.return
 }
@@ -45,7 +45,7 @@ func.func @optimizer_step(%lr: memref<1xf32, "L2"> {training.name = "lr", traini
 // l2=170: the largest argument goes first (g and w tie at 48 bytes; by name,
 // g): then the arguments left in L2 take 108 bytes, the training step adds
 // x2 + h (56) = 164 and the optimizer step g's stage (48) = 156: 164 fits.
-// L2-170:       training.arena_L2 = 164
+// L2-170:       training.arena_L2 = #training.arena<size = 164,
 // L2-170:       %w: memref<4x3xf32, "L2">
 // L2-170:       func.func @optimizer_step
 // L2-170-SAME:  %g: memref<4x3xf32, "L3">
@@ -54,7 +54,7 @@ func.func @optimizer_step(%lr: memref<1xf32, "L2"> {training.name = "lr", traini
 // (60 bytes) and the gemm needs x2 + w's stage + h = 24 + 48 + 32 = 104, so
 // 164 again; then y (32) goes: 28 + 104 = 132 fits (the optimizer step's two
 // stages take 96, the relu's h + y's stage 64).
-// L2-150:       training.arena_L2 = 132
+// L2-150:       training.arena_L2 = #training.arena<size = 132,
 // L2-150-SAME:  {
 // L2-150:       %w: memref<4x3xf32, "L3">
 // L2-150-SAME:  %y: memref<2x4xf32, "L3">

@@ -24,9 +24,9 @@
 //   (96, the whole step) + x2 + h (56) = 152.
 // So with l2=212 everything stays resident, with l2=211 neither resident nor
 // spill fits and auto streams, and with l2=163 nothing fits.
-func.func @training_step(%x: memref<2x3xf32, "L2"> {training.name = "x", training.kind = "input"},
-                         %w: memref<4x3xf32, "L2"> {training.name = "w", training.kind = "param"},
-                         %y: memref<2x4xf32, "L2"> {training.name = "y", training.kind = "output"}) {
+func.func @training_step(%x: memref<2x3xf32, "L2"> {training.arg = #training.arg<input "x">},
+                         %w: memref<4x3xf32, "L2"> {training.arg = #training.arg<param "w">},
+                         %y: memref<2x4xf32, "L2"> {training.arg = #training.arg<output "y">}) {
   %x2 = memref.alloc() : memref<2x3xf32, "L2">
   training.relu ins(%x : memref<2x3xf32, "L2">) outs(%x2 : memref<2x3xf32, "L2">)
   %h = memref.alloc() : memref<2x4xf32, "L2">
@@ -34,20 +34,20 @@ func.func @training_step(%x: memref<2x3xf32, "L2"> {training.name = "x", trainin
   training.relu ins(%h : memref<2x4xf32, "L2">) outs(%y : memref<2x4xf32, "L2">)
   func.return
 }
-func.func @optimizer_step(%lr: memref<1xf32, "L2"> {training.name = "lr", training.kind = "lr"},
-                          %w: memref<4x3xf32, "L2"> {training.name = "w", training.kind = "param"},
-                          %g: memref<4x3xf32, "L2"> {training.name = "g", training.kind = "grad_accum"}) {
+func.func @optimizer_step(%lr: memref<1xf32, "L2"> {training.arg = #training.arg<lr "lr">},
+                          %w: memref<4x3xf32, "L2"> {training.arg = #training.arg<param "w">},
+                          %g: memref<4x3xf32, "L2"> {training.arg = #training.arg<grad_accum "g">}) {
   training.sgd ins(%w, %g, %lr : memref<4x3xf32, "L2">, memref<4x3xf32, "L2">, memref<1xf32, "L2">) outs(%w : memref<4x3xf32, "L2">)
   func.return
 }
 
-// AUTO:      builtin.module attributes {training.regime = "resident", training.footprint = {weights = 48 : i64, gradients = 48 : i64, optimizer_state = 4 : i64, activations = 56 : i64, inputs = 24 : i64, outputs = 32 : i64, control = 0 : i64}}
+// AUTO:      builtin.module attributes {training.regime = #training.regime<resident, {weights = 48, gradients = 48, optimizer_state = 4, activations = 56, inputs = 24, outputs = 32, control = 0}>}
 // AUTO-NOT:  "L3"
 // AUTO-NOT:  dma.copy
 
 // spill: the temporaries live in L3, each staged whole through L2 around every
 // op that uses it; the arguments stay in L2.
-// SPILL:       training.regime = "spill"
+// SPILL:       training.regime = #training.regime<spill,
 // SPILL-LABEL: func.func @training_step
 // SPILL-SAME:    %w: memref<4x3xf32, "L2">
 // SPILL:         %x2 = memref.alloc() : memref<2x3xf32, "L3">
@@ -72,7 +72,7 @@ func.func @optimizer_step(%lr: memref<1xf32, "L2"> {training.name = "lr", traini
 
 // stream: w and g (the parameter and its gradient) live in L3 in both
 // functions, fetched before every op that reads them; SGD stores w back.
-// STREAM:       training.regime = "stream"
+// STREAM:       training.regime = #training.regime<stream,
 // STREAM-LABEL: func.func @training_step
 // STREAM-SAME:    %x: memref<2x3xf32, "L2">
 // STREAM-SAME:    %w: memref<4x3xf32, "L3">
@@ -91,8 +91,8 @@ func.func @optimizer_step(%lr: memref<1xf32, "L2"> {training.name = "lr", traini
 // STREAM-NEXT:    %[[WB:.*]] = dma.copy %[[W2]][{{.*}}] -> %w[{{.*}}] sizes [4, 3]
 // STREAM-NEXT:    dma.wait %[[WB]]
 
-// PLAN: training.arena_L2 = 164 : i64
-// PLAN: training.arena_L3 = 152 : i64
+// PLAN: training.arena_L2 = #training.arena<size = 164,
+// PLAN: training.arena_L3 = #training.arena<size = 152,
 
 // ERR-RESIDENT: memory-regime: regime 'resident' needs 212 bytes of L2 but the L2 capacity is 200 bytes (l2=200)
 // ERR-NONE:     memory-regime: no regime fits: regime 'stream' needs 164 bytes of L2 but the L2 capacity is 163 bytes (l2=163)

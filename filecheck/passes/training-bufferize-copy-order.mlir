@@ -7,17 +7,17 @@
 
 // The "w_old" output is written from %w before %w gets the new weight.
 // CHECK-LABEL: func.func @old_and_new
-// CHECK-SAME:    %[[OLD:[0-9a-z_]+]]: memref<4xf32, "L2"> {training.name = "w_old", training.kind = "output"}
+// CHECK-SAME:    %[[OLD:[0-9a-z_]+]]: memref<4xf32, "L2"> {training.arg = #training.arg<output "w_old">}
 // CHECK:         training.sgd ins(%w, %g, %lr : memref<4xf32, "L2">, memref<4xf32, "L2">, memref<1xf32, "L2">) outs(%s : memref<4xf32, "L2">)
 // CHECK-NEXT:    training.copy ins(%w : memref<4xf32, "L2">) outs(%[[OLD]] : memref<4xf32, "L2">)
 // CHECK-NEXT:    training.copy ins(%s : memref<4xf32, "L2">) outs(%w : memref<4xf32, "L2">)
 // CHECK-NOT:     ins(%w :
 // CHECK:         func.return
-func.func @old_and_new(%w: tensor<4xf32> {training.name = "w", training.kind = "param"},
-                       %g: tensor<4xf32> {training.name = "g", training.kind = "grad"},
-                       %lr: tensor<1xf32> {training.name = "lr", training.kind = "lr"})
-    -> (tensor<4xf32> {training.name = "w", training.updates = 0 : i64},
-        tensor<4xf32> {training.name = "w_old"}) {
+func.func @old_and_new(%w: tensor<4xf32> {training.arg = #training.arg<param "w">},
+                       %g: tensor<4xf32> {training.arg = #training.arg<grad "g">},
+                       %lr: tensor<1xf32> {training.arg = #training.arg<lr "lr">})
+    -> (tensor<4xf32> {training.result = #training.result<"w" updates 0>},
+        tensor<4xf32> {training.result = #training.result<"w_old">}) {
   %s = training.sgd ins(%w, %g, %lr : tensor<4xf32>, tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
   func.return %s, %w : tensor<4xf32>, tensor<4xf32>
 }
@@ -30,9 +30,9 @@ func.func @old_and_new(%w: tensor<4xf32> {training.name = "w", training.kind = "
 // CHECK-NEXT:    training.copy ins(%[[T]] : memref<4xf32, "L2">) outs(%b : memref<4xf32, "L2">)
 // CHECK-NOT:     ins(%a :
 // CHECK:         func.return
-func.func @swap(%a: tensor<4xf32> {training.name = "a", training.kind = "param"},
-                %b: tensor<4xf32> {training.name = "b", training.kind = "param"})
-    -> (tensor<4xf32> {training.name = "a", training.updates = 0 : i64},
-        tensor<4xf32> {training.name = "b", training.updates = 1 : i64}) {
+func.func @swap(%a: tensor<4xf32> {training.arg = #training.arg<param "a">},
+                %b: tensor<4xf32> {training.arg = #training.arg<param "b">})
+    -> (tensor<4xf32> {training.result = #training.result<"a" updates 0>},
+        tensor<4xf32> {training.result = #training.result<"b" updates 1>}) {
   func.return %b, %a : tensor<4xf32>, tensor<4xf32>
 }

@@ -5,7 +5,7 @@
 // training-bufferize turns tensor-form functions into buffer form
 // (destination-passing): tensor arguments become memrefs in "L2" (the `level`
 // option); a plain result becomes an extra argument of kind "output" that its
-// op writes directly; an update result (`training.updates`) writes its argument;
+// op writes directly; an update result (`updates I`) writes its argument;
 // temporaries get a memref.alloc, or their operand's buffer where
 // training-inplace-alias chose it (`training.inplace`, dropped here);
 // constants become private memref.globals read by memref.get_global; a
@@ -23,12 +23,12 @@
 // needs no argument of its own, the plain results "act" and "loss" get output
 // arguments (named after the returned values).
 // CHECK-NEXT:   func.func @training_step(
-// CHECK-SAME:     %x: memref<3x4xf32, "L2"> {training.name = "x", training.kind = "input"},
-// CHECK-SAME:     %w: memref<5x4xf32, "L2"> {training.name = "w", training.kind = "param"},
-// CHECK-SAME:     %buf: memref<5xf32, "L2"> {training.name = "buf", training.kind = "grad_accum"},
-// CHECK-SAME:     %reset: memref<1xi1, "L2"> {training.name = "reset", training.kind = "reset_flag"},
-// CHECK-SAME:     %t: memref<3x5xf32, "L2"> {training.name = "act", training.kind = "output"},
-// CHECK-SAME:     %l: memref<f32, "L2"> {training.name = "loss", training.kind = "output"}) {
+// CHECK-SAME:     %x: memref<3x4xf32, "L2"> {training.arg = #training.arg<input "x">},
+// CHECK-SAME:     %w: memref<5x4xf32, "L2"> {training.arg = #training.arg<param "w">},
+// CHECK-SAME:     %buf: memref<5xf32, "L2"> {training.arg = #training.arg<grad_accum "buf">},
+// CHECK-SAME:     %reset: memref<1xi1, "L2"> {training.arg = #training.arg<reset_flag "reset">},
+// CHECK-SAME:     %t: memref<3x5xf32, "L2"> {training.arg = #training.arg<output "act">},
+// CHECK-SAME:     %l: memref<f32, "L2"> {training.arg = #training.arg<output "loss">}) {
 // A temporary gets an alloc ...
 // CHECK-NEXT:     %y = memref.alloc() : memref<3x5xf32, "L2">
 // CHECK-NEXT:     training.gemm ins(%x, %w : memref<3x4xf32, "L2">, memref<5x4xf32, "L2">) outs(%y : memref<3x5xf32, "L2">) {trans_b}
@@ -66,13 +66,13 @@
 // NOALIAS-NEXT:   func.return
 // NOALIAS-NEXT: }
 
-func.func @training_step(%x: tensor<3x4xf32> {training.name = "x", training.kind = "input"},
-                         %w: tensor<5x4xf32> {training.name = "w", training.kind = "param"},
-                         %buf: tensor<5xf32> {training.name = "buf", training.kind = "grad_accum"},
-                         %reset: tensor<1xi1> {training.name = "reset", training.kind = "reset_flag"})
-    -> (tensor<5xf32> {training.name = "buf", training.updates = 2 : i64},
-        tensor<3x5xf32> {training.name = "act"},
-        tensor<f32> {training.name = "loss"}) {
+func.func @training_step(%x: tensor<3x4xf32> {training.arg = #training.arg<input "x">},
+                         %w: tensor<5x4xf32> {training.arg = #training.arg<param "w">},
+                         %buf: tensor<5xf32> {training.arg = #training.arg<grad_accum "buf">},
+                         %reset: tensor<1xi1> {training.arg = #training.arg<reset_flag "reset">})
+    -> (tensor<5xf32> {training.result = #training.result<"buf" updates 2>},
+        tensor<3x5xf32> {training.result = #training.result<"act">},
+        tensor<f32> {training.result = #training.result<"loss">}) {
   %y = training.gemm ins(%x, %w : tensor<3x4xf32>, tensor<5x4xf32>) {trans_b} -> tensor<3x5xf32>
   %r = training.relu ins(%y : tensor<3x5xf32>) -> tensor<3x5xf32>
   %k = training.constant {value = dense<2.0> : tensor<f32>} : tensor<f32>
@@ -88,9 +88,9 @@ func.func @training_step(%x: tensor<3x4xf32> {training.name = "x", training.kind
 // weight is read after the SGD (by the ReLU), so the SGD writes a temporary
 // that is copied into "w" at the very end, after the last read of the old %w.
 // CHECK-NEXT:   func.func @optimizer_step(
-// CHECK-SAME:     %w: memref<5x4xf32, "L2"> {training.name = "w", training.kind = "param"},
-// CHECK-SAME:     %gw: memref<5x4xf32, "L2"> {training.name = "gw", training.kind = "grad_accum"},
-// CHECK-SAME:     %r: memref<5x4xf32, "L2"> {training.name = "w_relu", training.kind = "output"}) {
+// CHECK-SAME:     %w: memref<5x4xf32, "L2"> {training.arg = #training.arg<param "w">},
+// CHECK-SAME:     %gw: memref<5x4xf32, "L2"> {training.arg = #training.arg<grad_accum "gw">},
+// CHECK-SAME:     %r: memref<5x4xf32, "L2"> {training.arg = #training.arg<output "w_relu">}) {
 // CHECK-NEXT:     %[[LR:.*]] = memref.get_global @[[G1]] : memref<1xf32, "L2">
 // CHECK-NEXT:     %s = memref.alloc() : memref<5x4xf32, "L2">
 // CHECK-NEXT:     training.sgd ins(%w, %gw, %[[LR]] : memref<5x4xf32, "L2">, memref<5x4xf32, "L2">, memref<1xf32, "L2">) outs(%s : memref<5x4xf32, "L2">)
@@ -98,10 +98,10 @@ func.func @training_step(%x: tensor<3x4xf32> {training.name = "x", training.kind
 // CHECK-NEXT:     training.copy ins(%s : memref<5x4xf32, "L2">) outs(%w : memref<5x4xf32, "L2">)
 // CHECK-NEXT:     func.return
 // CHECK-NEXT:   }
-func.func @optimizer_step(%w: tensor<5x4xf32> {training.name = "w", training.kind = "param"},
-                          %gw: tensor<5x4xf32> {training.name = "gw", training.kind = "grad_accum"})
-    -> (tensor<5x4xf32> {training.name = "w", training.updates = 0 : i64},
-        tensor<5x4xf32> {training.name = "w_relu"}) {
+func.func @optimizer_step(%w: tensor<5x4xf32> {training.arg = #training.arg<param "w">},
+                          %gw: tensor<5x4xf32> {training.arg = #training.arg<grad_accum "gw">})
+    -> (tensor<5x4xf32> {training.result = #training.result<"w" updates 0>},
+        tensor<5x4xf32> {training.result = #training.result<"w_relu">}) {
   %lr = training.constant {value = dense<1.0e-01> : tensor<1xf32>} : tensor<1xf32>
   %s = training.sgd ins(%w, %gw, %lr : tensor<5x4xf32>, tensor<5x4xf32>, tensor<1xf32>) -> tensor<5x4xf32>
   %r = training.relu ins(%w : tensor<5x4xf32>) -> tensor<5x4xf32>
@@ -111,28 +111,28 @@ func.func @optimizer_step(%w: tensor<5x4xf32> {training.name = "w", training.kin
 // A returned argument or constant has no op to write the output argument: it
 // is copied there. An update returned unchanged (%v) is already in place.
 // CHECK-NEXT:   func.func @passthrough(
-// CHECK-SAME:     %x: memref<4xf32, "L2"> {training.name = "x", training.kind = "input"},
-// CHECK-SAME:     %v: memref<4xf32, "L2"> {training.name = "v", training.kind = "param"},
-// CHECK-SAME:     %[[XO:[^:]*]]: memref<4xf32, "L2"> {training.name = "x_out", training.kind = "output"},
-// CHECK-SAME:     %[[KO:[^:]*]]: memref<2xi64, "L2"> {training.name = "k_out", training.kind = "output"}) {
+// CHECK-SAME:     %x: memref<4xf32, "L2"> {training.arg = #training.arg<input "x">},
+// CHECK-SAME:     %v: memref<4xf32, "L2"> {training.arg = #training.arg<param "v">},
+// CHECK-SAME:     %[[XO:[^:]*]]: memref<4xf32, "L2"> {training.arg = #training.arg<output "x_out">},
+// CHECK-SAME:     %[[KO:[^:]*]]: memref<2xi64, "L2"> {training.arg = #training.arg<output "k_out">}) {
 // CHECK-NEXT:     %[[K:.*]] = memref.get_global @[[G2]] : memref<2xi64, "L2">
 // CHECK-NEXT:     training.copy ins(%x : memref<4xf32, "L2">) outs(%[[XO]] : memref<4xf32, "L2">)
 // CHECK-NEXT:     training.copy ins(%[[K]] : memref<2xi64, "L2">) outs(%[[KO]] : memref<2xi64, "L2">)
 // CHECK-NEXT:     func.return
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
-func.func @passthrough(%x: tensor<4xf32> {training.name = "x", training.kind = "input"},
-                       %v: tensor<4xf32> {training.name = "v", training.kind = "param"})
-    -> (tensor<4xf32> {training.name = "x_out"},
-        tensor<4xf32> {training.name = "v", training.updates = 1 : i64},
-        tensor<2xi64> {training.name = "k_out"}) {
+func.func @passthrough(%x: tensor<4xf32> {training.arg = #training.arg<input "x">},
+                       %v: tensor<4xf32> {training.arg = #training.arg<param "v">})
+    -> (tensor<4xf32> {training.result = #training.result<"x_out">},
+        tensor<4xf32> {training.result = #training.result<"v" updates 1>},
+        tensor<2xi64> {training.result = #training.result<"k_out">}) {
   %k = training.constant {value = dense<[3, 4]> : tensor<2xi64>} : tensor<2xi64>
   func.return %x, %v, %k : tensor<4xf32>, tensor<4xf32>, tensor<2xi64>
 }
 
 // The level option: every argument, alloc and global in "L1" instead.
 // L1:         "memref.global"() <{sym_name = "{{constant_[0-9]+}}", type = memref<f32, "L1">,
-// L1:         func.func @training_step(%x: memref<3x4xf32, "L1"> {training.name = "x", training.kind = "input"},
+// L1:         func.func @training_step(%x: memref<3x4xf32, "L1"> {training.arg = #training.arg<input "x">},
 // L1-NOT:     "L2"
 // L1:         %y = memref.alloc() : memref<3x5xf32, "L1">
 // L1-NOT:     "L2"

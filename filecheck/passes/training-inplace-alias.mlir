@@ -1,6 +1,6 @@
 // RUN: deeploy-opt %s -p training-inplace-alias | filecheck %s
 
-// training-inplace-alias writes `training.inplace = array<i64: k>` on an op
+// training-inplace-alias writes `training.inplace = #training.inplace<k>` on an op
 // whose result 0 takes the storage of its operand k (read from the op's
 // AliasingInterface), and nothing when every candidate is refused. Each
 // function below shows one rule; a refusal is checked with CHECK-NOT between
@@ -13,17 +13,17 @@
 // CHECK-LABEL: func.func @operand_dies
 // CHECK:         %y = training.gemm ins(%x, %w : tensor<3x4xf32>, tensor<5x4xf32>) {trans_b} -> tensor<3x5xf32>
 // CHECK-NEXT:    %r = training.relu ins(%y : tensor<3x5xf32>)
-// CHECK-SAME:      {training.inplace = array<i64: 0>} -> tensor<3x5xf32>
+// CHECK-SAME:      {training.inplace = #training.inplace<0>} -> tensor<3x5xf32>
 // CHECK-NEXT:    %t = training.binary ins(%r, %r : tensor<3x5xf32>, tensor<3x5xf32>)
-// CHECK-SAME:      {training.inplace = array<i64: 0>, kind = "add"} -> tensor<3x5xf32>
+// CHECK-SAME:      {training.inplace = #training.inplace<0>, kind = "add"} -> tensor<3x5xf32>
 // %s is returned: it is written straight into its output argument instead.
 // CHECK-NEXT:    %s = training.relu ins(%t : tensor<3x5xf32>)
 // CHECK-NOT:       training.inplace
 // CHECK-SAME:      -> tensor<3x5xf32>
 // CHECK-NEXT:    func.return %s : tensor<3x5xf32>
-func.func @operand_dies(%x: tensor<3x4xf32> {training.name = "x", training.kind = "input"},
-                        %w: tensor<5x4xf32> {training.name = "w", training.kind = "param"})
-    -> (tensor<3x5xf32> {training.name = "out"}) {
+func.func @operand_dies(%x: tensor<3x4xf32> {training.arg = #training.arg<input "x">},
+                        %w: tensor<5x4xf32> {training.arg = #training.arg<param "w">})
+    -> (tensor<3x5xf32> {training.result = #training.result<"out">}) {
   %y = training.gemm ins(%x, %w : tensor<3x4xf32>, tensor<5x4xf32>) {trans_b} -> tensor<3x5xf32>
   %r = training.relu ins(%y : tensor<3x5xf32>) -> tensor<3x5xf32>
   %t = training.binary ins(%r, %r : tensor<3x5xf32>, tensor<3x5xf32>) {kind = "add"} -> tensor<3x5xf32>
@@ -42,10 +42,10 @@ func.func @operand_dies(%x: tensor<3x4xf32> {training.name = "x", training.kind 
 // CHECK-NOT:       training.inplace
 // CHECK-SAME:      -> tensor<3x5xf32>
 // CHECK-NEXT:    %d = training.relu_grad ins(%r, %y : tensor<3x5xf32>, tensor<3x5xf32>)
-// CHECK-SAME:      {training.inplace = array<i64: 0>} -> tensor<3x5xf32>
-func.func @read_later(%x: tensor<3x4xf32> {training.name = "x", training.kind = "input"},
-                      %w: tensor<5x4xf32> {training.name = "w", training.kind = "param"})
-    -> (tensor<3x5xf32> {training.name = "o"}) {
+// CHECK-SAME:      {training.inplace = #training.inplace<0>} -> tensor<3x5xf32>
+func.func @read_later(%x: tensor<3x4xf32> {training.arg = #training.arg<input "x">},
+                      %w: tensor<5x4xf32> {training.arg = #training.arg<param "w">})
+    -> (tensor<3x5xf32> {training.result = #training.result<"o">}) {
   %y = training.gemm ins(%x, %w : tensor<3x4xf32>, tensor<5x4xf32>) {trans_b} -> tensor<3x5xf32>
   %r = training.relu ins(%y : tensor<3x5xf32>) -> tensor<3x5xf32>
   %d = training.relu_grad ins(%r, %y : tensor<3x5xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
@@ -72,15 +72,15 @@ func.func @read_later(%x: tensor<3x4xf32> {training.name = "x", training.kind = 
 // CHECK-NOT:       training.inplace
 // CHECK-SAME:      -> tensor<4xf32>
 // CHECK-NEXT:    %o = training.binary ins(%g, %sv : tensor<4xf32>, tensor<4xf32>)
-// CHECK-SAME:      {training.inplace = array<i64: 1>, kind = "sub"} -> tensor<4xf32>
-func.func @argument_not_target(%x: tensor<4xf32> {training.name = "x", training.kind = "input"},
-                               %w: tensor<4xf32> {training.name = "w", training.kind = "param"},
-                               %v: tensor<4xf32> {training.name = "v", training.kind = "param"},
-                               %g: tensor<4xf32> {training.name = "g", training.kind = "grad"},
-                               %lr: tensor<1xf32> {training.name = "lr", training.kind = "lr"})
-    -> (tensor<4xf32> {training.name = "rx"},
-        tensor<4xf32> {training.name = "w", training.updates = 1 : i64},
-        tensor<4xf32> {training.name = "o"}) {
+// CHECK-SAME:      {training.inplace = #training.inplace<1>, kind = "sub"} -> tensor<4xf32>
+func.func @argument_not_target(%x: tensor<4xf32> {training.arg = #training.arg<input "x">},
+                               %w: tensor<4xf32> {training.arg = #training.arg<param "w">},
+                               %v: tensor<4xf32> {training.arg = #training.arg<param "v">},
+                               %g: tensor<4xf32> {training.arg = #training.arg<grad "g">},
+                               %lr: tensor<1xf32> {training.arg = #training.arg<lr "lr">})
+    -> (tensor<4xf32> {training.result = #training.result<"rx">},
+        tensor<4xf32> {training.result = #training.result<"w" updates 1>},
+        tensor<4xf32> {training.result = #training.result<"o">}) {
   %rx = training.relu ins(%x : tensor<4xf32>) -> tensor<4xf32>
   %rw = training.relu ins(%w : tensor<4xf32>) -> tensor<4xf32>
   %sv = training.sgd ins(%v, %g, %lr : tensor<4xf32>, tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
@@ -91,7 +91,7 @@ func.func @argument_not_target(%x: tensor<4xf32> {training.name = "x", training.
 
 // =============================================================================
 // Taken: accumulation and SGD write their own argument when their result is
-// returned as that argument's new value (`training.updates` = its index). A
+// returned as that argument's new value (`#training.result<... updates I>`). A
 // read of the argument before the update (the ReLU of %w) does not matter.
 // =============================================================================
 // CHECK-LABEL: func.func @state_updates
@@ -99,18 +99,18 @@ func.func @argument_not_target(%x: tensor<4xf32> {training.name = "x", training.
 // CHECK-NOT:       training.inplace
 // CHECK-SAME:      -> tensor<4xf32>
 // CHECK-NEXT:    %a = training.accumulate ins(%buf, %grad, %reset : tensor<4xf32>, tensor<4xf32>, tensor<1xi1>)
-// CHECK-SAME:      {training.inplace = array<i64: 0>} -> tensor<4xf32>
+// CHECK-SAME:      {training.inplace = #training.inplace<0>} -> tensor<4xf32>
 // CHECK-NEXT:    %s = training.sgd ins(%w, %a, %lr : tensor<4xf32>, tensor<4xf32>, tensor<1xf32>)
-// CHECK-SAME:      {training.inplace = array<i64: 0>} -> tensor<4xf32>
+// CHECK-SAME:      {training.inplace = #training.inplace<0>} -> tensor<4xf32>
 // CHECK-NEXT:    func.return %a, %s, %r : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
-func.func @state_updates(%w: tensor<4xf32> {training.name = "w", training.kind = "param"},
-                         %buf: tensor<4xf32> {training.name = "buf", training.kind = "grad_accum"},
-                         %grad: tensor<4xf32> {training.name = "grad", training.kind = "grad"},
-                         %reset: tensor<1xi1> {training.name = "reset", training.kind = "reset_flag"},
-                         %lr: tensor<1xf32> {training.name = "lr", training.kind = "lr"})
-    -> (tensor<4xf32> {training.name = "buf", training.updates = 1 : i64},
-        tensor<4xf32> {training.name = "w", training.updates = 0 : i64},
-        tensor<4xf32> {training.name = "r"}) {
+func.func @state_updates(%w: tensor<4xf32> {training.arg = #training.arg<param "w">},
+                         %buf: tensor<4xf32> {training.arg = #training.arg<grad_accum "buf">},
+                         %grad: tensor<4xf32> {training.arg = #training.arg<grad "grad">},
+                         %reset: tensor<1xi1> {training.arg = #training.arg<reset_flag "reset">},
+                         %lr: tensor<1xf32> {training.arg = #training.arg<lr "lr">})
+    -> (tensor<4xf32> {training.result = #training.result<"buf" updates 1>},
+        tensor<4xf32> {training.result = #training.result<"w" updates 0>},
+        tensor<4xf32> {training.result = #training.result<"r">}) {
   %r = training.relu ins(%w : tensor<4xf32>) -> tensor<4xf32>
   %a = training.accumulate ins(%buf, %grad, %reset : tensor<4xf32>, tensor<4xf32>, tensor<1xi1>) -> tensor<4xf32>
   %s = training.sgd ins(%w, %a, %lr : tensor<4xf32>, tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
@@ -131,14 +131,14 @@ func.func @state_updates(%w: tensor<4xf32> {training.name = "w", training.kind =
 // CHECK-NEXT:    %y = training.binary ins(%w, %buf : tensor<4xf32>, tensor<4xf32>)
 // CHECK-NOT:       training.inplace
 // CHECK-SAME:      -> tensor<4xf32>
-func.func @update_read_later(%w: tensor<4xf32> {training.name = "w", training.kind = "param"},
-                             %buf: tensor<4xf32> {training.name = "buf", training.kind = "grad_accum"},
-                             %grad: tensor<4xf32> {training.name = "grad", training.kind = "grad"},
-                             %reset: tensor<1xi1> {training.name = "reset", training.kind = "reset_flag"},
-                             %lr: tensor<1xf32> {training.name = "lr", training.kind = "lr"})
-    -> (tensor<4xf32> {training.name = "w", training.updates = 0 : i64},
-        tensor<4xf32> {training.name = "buf", training.updates = 1 : i64},
-        tensor<4xf32> {training.name = "y"}) {
+func.func @update_read_later(%w: tensor<4xf32> {training.arg = #training.arg<param "w">},
+                             %buf: tensor<4xf32> {training.arg = #training.arg<grad_accum "buf">},
+                             %grad: tensor<4xf32> {training.arg = #training.arg<grad "grad">},
+                             %reset: tensor<1xi1> {training.arg = #training.arg<reset_flag "reset">},
+                             %lr: tensor<1xf32> {training.arg = #training.arg<lr "lr">})
+    -> (tensor<4xf32> {training.result = #training.result<"w" updates 0>},
+        tensor<4xf32> {training.result = #training.result<"buf" updates 1>},
+        tensor<4xf32> {training.result = #training.result<"y">}) {
   %s = training.sgd ins(%w, %grad, %lr : tensor<4xf32>, tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
   %a = training.accumulate ins(%buf, %grad, %reset : tensor<4xf32>, tensor<4xf32>, tensor<1xi1>) -> tensor<4xf32>
   %y = training.binary ins(%w, %buf : tensor<4xf32>, tensor<4xf32>) {kind = "add"} -> tensor<4xf32>
@@ -158,9 +158,9 @@ func.func @update_read_later(%w: tensor<4xf32> {training.name = "w", training.ki
 // CHECK-SAME:      -> tensor<2xf32>
 // CHECK-NEXT:    %t = training.relu ins(%x : tensor<2xf32>) -> tensor<2xf32>
 // CHECK-NEXT:    %m = training.binary ins(%k2, %t : tensor<2xf32>, tensor<2xf32>)
-// CHECK-SAME:      {training.inplace = array<i64: 1>, kind = "mul"} -> tensor<2xf32>
-func.func @constant_operand(%x: tensor<2xf32> {training.name = "x", training.kind = "input"})
-    -> (tensor<2xf32> {training.name = "r"}, tensor<2xf32> {training.name = "m2"}) {
+// CHECK-SAME:      {training.inplace = #training.inplace<1>, kind = "mul"} -> tensor<2xf32>
+func.func @constant_operand(%x: tensor<2xf32> {training.arg = #training.arg<input "x">})
+    -> (tensor<2xf32> {training.result = #training.result<"r">}, tensor<2xf32> {training.result = #training.result<"m2">}) {
   %k = training.constant {value = dense<[1.0, -1.0]> : tensor<2xf32>} : tensor<2xf32>
   %k2 = training.constant {value = dense<2.0> : tensor<2xf32>} : tensor<2xf32>
   %r = training.relu ins(%k : tensor<2xf32>) -> tensor<2xf32>
@@ -184,13 +184,13 @@ func.func @constant_operand(%x: tensor<2xf32> {training.name = "x", training.kin
 // CHECK-NEXT:    %u = training.relu ins(%y : tensor<4xf32>)
 // CHECK-NOT:       training.inplace
 // CHECK-SAME:      -> tensor<4xf32>
-func.func @other_argument(%w: tensor<4xf32> {training.name = "w", training.kind = "param"},
-                          %v: tensor<4xf32> {training.name = "v", training.kind = "param"},
-                          %u0: tensor<4xf32> {training.name = "u", training.kind = "param"},
-                          %grad: tensor<4xf32> {training.name = "grad", training.kind = "grad"},
-                          %lr: tensor<1xf32> {training.name = "lr", training.kind = "lr"})
-    -> (tensor<4xf32> {training.name = "v", training.updates = 1 : i64},
-        tensor<4xf32> {training.name = "u", training.updates = 2 : i64}) {
+func.func @other_argument(%w: tensor<4xf32> {training.arg = #training.arg<param "w">},
+                          %v: tensor<4xf32> {training.arg = #training.arg<param "v">},
+                          %u0: tensor<4xf32> {training.arg = #training.arg<param "u">},
+                          %grad: tensor<4xf32> {training.arg = #training.arg<grad "grad">},
+                          %lr: tensor<1xf32> {training.arg = #training.arg<lr "lr">})
+    -> (tensor<4xf32> {training.result = #training.result<"v" updates 1>},
+        tensor<4xf32> {training.result = #training.result<"u" updates 2>}) {
   %s = training.sgd ins(%w, %grad, %lr : tensor<4xf32>, tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
   %y = training.binary ins(%grad, %grad : tensor<4xf32>, tensor<4xf32>) {kind = "add"} -> tensor<4xf32>
   %u = training.relu ins(%y : tensor<4xf32>) -> tensor<4xf32>
@@ -212,16 +212,16 @@ func.func @other_argument(%w: tensor<4xf32> {training.name = "w", training.kind 
 // CHECK-NOT:       training.inplace
 // CHECK-SAME:      -> tensor<4xf32>
 // CHECK-NEXT:    %a = training.accumulate ins(%buf, %z, %reset : tensor<4xf32>, tensor<4xf32>, tensor<1xi1>)
-// CHECK-SAME:      {training.inplace = array<i64: 0>} -> tensor<4xf32>
+// CHECK-SAME:      {training.inplace = #training.inplace<0>} -> tensor<4xf32>
 // CHECK-NEXT:    %r = training.relu ins(%a : tensor<4xf32>)
 // CHECK-NOT:       training.inplace
 // CHECK-SAME:      -> tensor<4xf32>
-func.func @returned_or_aliased(%buf: tensor<4xf32> {training.name = "buf", training.kind = "grad_accum"},
-                               %g: tensor<4xf32> {training.name = "g", training.kind = "grad"},
-                               %reset: tensor<1xi1> {training.name = "reset", training.kind = "reset_flag"})
-    -> (tensor<4xf32> {training.name = "y"},
-        tensor<4xf32> {training.name = "buf", training.updates = 0 : i64},
-        tensor<4xf32> {training.name = "s"}) {
+func.func @returned_or_aliased(%buf: tensor<4xf32> {training.arg = #training.arg<grad_accum "buf">},
+                               %g: tensor<4xf32> {training.arg = #training.arg<grad "g">},
+                               %reset: tensor<1xi1> {training.arg = #training.arg<reset_flag "reset">})
+    -> (tensor<4xf32> {training.result = #training.result<"y">},
+        tensor<4xf32> {training.result = #training.result<"buf" updates 0>},
+        tensor<4xf32> {training.result = #training.result<"s">}) {
   %y = training.binary ins(%g, %g : tensor<4xf32>, tensor<4xf32>) {kind = "add"} -> tensor<4xf32>
   %z = training.relu ins(%y : tensor<4xf32>) -> tensor<4xf32>
   %a = training.accumulate ins(%buf, %z, %reset : tensor<4xf32>, tensor<4xf32>, tensor<1xi1>) -> tensor<4xf32>

@@ -1,6 +1,6 @@
 // RUN: deeploy-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
-// Every verifier message of the training dialect (deeploy_mlir/dialects/training.py):
+// Every verifier message of the training dialect (deeploy_mlir/dialects/training/):
 // each `raise VerifyException(...)` has at least one case below, some a few
 // (both branches of a message, both forms). Each case checks the message as the
 // first line of its output (exact, {{^}}...{{$}}), the op it is reported on,
