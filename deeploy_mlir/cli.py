@@ -500,7 +500,7 @@ def search_notes(module: object) -> list[str]:
     tile-select op (as the pass listed them) and each exact arena plan."""
     from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
-    from deeploy_mlir.passes.tile_select import stopped_early
+    from deeploy_mlir.dialects.tiling import stopped_early
 
     assert isinstance(module, ModuleOp)
     notes = [

@@ -32,7 +32,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import TENSOR, require
-from deeploy_mlir.passes.training_inplace_alias import INPLACE, inplace_of, updates_of
+from deeploy_mlir.irutil import rebuild
+from deeploy_mlir.memory.aliasing import INPLACE, inplace_of, updates_of
 
 
 def to_memref(t: Attribute, level: str) -> MemRefType[Attribute]:
@@ -140,8 +141,7 @@ class TrainingBufferize(ModulePass):
                 self._out_buffer(o, r, k, bufs, direct, block)
                 for r, k in zip(o.results, inplace_of(o), strict=True)
             ]
-            props = {k: v for k, v in o.properties.items() if k != "operandSegmentSizes"}
-            new = type(o)([bufs[v] for v in o.ins], (), outs, properties=props)
+            new = rebuild(o, [bufs[v] for v in o.ins], outs)
             for k, v in o.attributes.items():
                 if k != INPLACE:
                     new.attributes[k] = v

@@ -21,34 +21,13 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import TENSOR, require
-
-INPLACE = "training.inplace"
-
-
-def updates_of(fn: func.FuncOp) -> dict[int, int]:
-    """result index -> argument index, from the `training.updates` result attributes."""
-    out: dict[int, int] = {}
-    if fn.res_attrs is None:
-        return out
-    for i, d in enumerate(fn.res_attrs.data):
-        a = d.data.get("training.updates")  # type: ignore[attr-defined]
-        if isinstance(a, IntegerAttr):
-            out[i] = a.value.data
-    return out
-
-
-def inplace_of(op: Operation) -> list[int]:
-    """The `training.inplace` decision of `op` (-1 per result when none)."""
-    a = op.attributes.get(INPLACE)
-    if isinstance(a, DenseArrayBase):
-        return [int(x) for x in a.get_values()]
-    return [-1] * len(op.results)
+from deeploy_mlir.memory.aliasing import INPLACE, updates_of
 
 
 @dataclass
