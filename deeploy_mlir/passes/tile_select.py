@@ -60,6 +60,7 @@ from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.irutil import check_choices
 from deeploy_mlir.memory.buffers import step_functions
 from deeploy_mlir.memory.probe import arena_size
+from deeploy_mlir.targets.boards import load_board
 from deeploy_mlir.tiling.model import CostModel
 from deeploy_mlir.tiling.search import DEFAULT_RLIMIT
 from deeploy_mlir.tiling.select import Selector
@@ -92,8 +93,10 @@ class TileSelect(ModulePass):
     #: buffers per L2 stage tile (2 when the L3 hop is double-buffered)
     l3_buffers: int = 1
     solver: Literal["z3", "untiled"] = "z3"
-    setup: int = 100
-    bandwidth: int = 8
+    #: the board whose DMA engines score the tiles (a shipped board's name or a
+    #: board file's path): the cycle model's transfer cost on the engine
+    #: between L2 and L1 (L1 tiles) and between L3 and L2 (stage tiles)
+    board: str = "siracusa"
     #: Z3's deterministic resource limit per solve (0 = none): a search that
     #: reaches it keeps the best tiles found, and the op is listed in
     #: `tiling.stopped_early`
@@ -120,16 +123,27 @@ class TileSelect(ModulePass):
             raise DeeployError(f"tile-select: rlimit must not be negative, got {self.rlimit}")
 
     def _selector(self) -> Selector:
-        model = CostModel(self.setup, self.bandwidth)
+        board = load_board(self.board)
+
+        def model(a: str, b: str) -> CostModel | None:
+            try:
+                return CostModel.of(board.engine_between(a, b))
+            except ValueError:
+                return None
+
+        l1 = model("L2", "L1")
+        if l1 is None:
+            raise DeeployError(f"tile-select: board '{board.name}' has no DMA engine L2 <-> L1")
         return Selector(
             self.l1,
             self.buffers,
             self.l3_buffers,
             self.solver,
-            model,
-            model,
+            l1,
+            model("L3", "L2"),
             self.rlimit,
             self.stacks,
+            board.name,
         )
 
     @classmethod

@@ -8,10 +8,12 @@ sizes (one row of `Combos`) has a footprint (bytes of one buffer of every
 operand tile), a tile count and a cost (`CostModel`: the cycles of its tile
 loop's transfers). `pareto_candidates` enumerates the combinations worth
 trying (per dim the smallest size of each tile count), scores them all in
-numpy and keeps the front of footprint against (cost, tile count).
+numpy and keeps the front of footprint against (cost, tile count). The cost
+is the cycle model's (cost/events.py) for the board's DMA engine.
 
 A library module: tile-select, tiling-materialize, memory-home and
-dma-multibuffer import it; it imports numpy, xDSL and the training dialect.
+dma-multibuffer import it; it imports numpy, xDSL, the training dialect, the
+board record and the cycle model's transfer cost.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from xdsl.dialects.builtin import MemRefType, StringAttr
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
+from deeploy_mlir.cost.events import transfer_cycles
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.targets.boards import Engine
 
 #: tile-size combinations: one row per combination, one column per loop dim
 #: (the cost model scores every row at once; one combination is one row)
@@ -212,8 +216,33 @@ def tile_count(dims: Sequence[int], tiles: Sequence[int], hs: Sequence[Halo] = (
 
 @dataclass(frozen=True)
 class CostModel:
-    setup: int = 100  # cycles per transfer
-    bandwidth: int = 8  # bytes per cycle
+    """The cycles of a tile loop's transfers on one DMA engine, counted as the
+    cycle model counts them (deeploy_mlir/cost/events.py): per transfer the
+    cluster's `issue` cycles plus `transfer_cycles` of the engine (`setup` +
+    ceil(bytes / `bandwidth`)). `of` takes a board's engine; tile-select
+    scores L1 tiles with the engine between L2 and L1 and stage tiles with
+    the one between L3 and L2 (the board's numbers, not constants of its
+    own)."""
+
+    setup: int = 100  # cycles per transfer (the engine's)
+    bandwidth: float = 8  # bytes per cycle
+    issue: int = 0  # cycles the cluster spends issuing one transfer
+
+    @staticmethod
+    def of(engine: Engine) -> CostModel:
+        """The model of a board's engine."""
+        return CostModel(engine.setup, engine.bandwidth, engine.issue)
+
+    def _engine(self) -> Engine:
+        return Engine("tile-select", ("L2", "L1"), self.bandwidth, self.setup, 2, False, self.issue)
+
+    def transfer(self, nbytes: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Cycles of one transfer of each of `nbytes`: `issue` plus the cycle
+        model's `transfer_cycles` (computed once per distinct size)."""
+        engine = self._engine()
+        sizes, where = np.unique(nbytes, return_inverse=True)
+        cycles = [self.issue + transfer_cycles(engine, int(b)) for b in sizes]
+        return np.asarray(cycles, dtype=np.int64)[where.reshape(nbytes.shape)]
 
     def objective(
         self,
@@ -222,14 +251,12 @@ class CostModel:
         ops: Sequence[Operand],
         hs: Sequence[Halo] = (),
     ) -> NDArray[np.int64]:
-        """Cycles x bandwidth of each combination's tile loop, an exact
-        integer: per tile, the transfers of its operand tiles (halos
-        included), each `setup` cycles plus its bytes over the bandwidth."""
+        """The cycles of each combination's tile loop, an exact integer: per
+        tile, the transfers of its operand tiles (halos included), each
+        `transfer` cycles."""
         per_tile = np.zeros(len(t), dtype=np.int64)
         for o in ops:
-            per_tile += o.moves(dims, t) * (
-                self.setup * self.bandwidth + o.tile_elems(t) * o.elem_bytes
-            )
+            per_tile += o.moves(dims, t) * self.transfer(o.tile_elems(t) * o.elem_bytes)
         return tile_counts(dims, t, hs) * per_tile
 
     def cycles(
@@ -238,9 +265,9 @@ class CostModel:
         tiles: Sequence[int],
         ops: Sequence[Operand],
         hs: Sequence[Halo] = (),
-    ) -> float:
-        """The cycles of one combination's tile loop (`objective` / bandwidth)."""
-        return int(self.objective(dims, as_combos(tiles), ops, hs)[0]) / self.bandwidth
+    ) -> int:
+        """The cycles of one combination's tile loop (its `objective`)."""
+        return int(self.objective(dims, as_combos(tiles), ops, hs)[0])
 
 
 def footprints(t: Combos, ops: Sequence[Operand]) -> NDArray[np.int64]:
@@ -295,7 +322,7 @@ def combinations(
 class Candidates:
     """The tile-size combinations of one op that can be optimal under some
     budget: each row of `tiles` with its L1 footprint (one buffer), its
-    objective (cycles x bandwidth, an integer) and its tile count.
+    objective (cycles, an integer) and its tile count.
 
     A combination is dropped when another one needs at most its footprint and
     is at least as good in (cycles, tile count): whatever the budget, that

@@ -50,11 +50,14 @@ class Selector:
     l3_buffers: int = 1
     solver: Solver = "z3"
     model: CostModel = field(default_factory=CostModel)
-    #: L3 -> L2 model: the transfers of the stage tiles
-    stage_model: CostModel = field(default_factory=CostModel)
+    #: L3 -> L2 model: the transfers of the stage tiles (None: the board
+    #: has no L3 engine)
+    stage_model: CostModel | None = field(default_factory=CostModel)
     rlimit: int = DEFAULT_RLIMIT
     #: L1 bytes kept beside the arena for the cluster stacks (named in errors)
     stacks: int = 0
+    #: the board the models come from (named in errors)
+    board: str = ""
     #: solutions by problem: ops of one shape share their tiles
     cache: dict[object, tuple[list[int], str]] = field(
         default_factory=dict[object, tuple[list[int], str]]
@@ -116,6 +119,11 @@ class Selector:
                 f"leaves {stage_budget} bytes free"
             )
         budget = stage_budget // buffers
+        if self.stage_model is None:
+            raise DeeployError(
+                f"{where} ({o.name}) has operands in L3 but board '{self.board}' has no DMA "
+                "engine between L3 and L2"
+            )
         key = ("L3", tuple(dims), frozenset(whole), tuple(ops3), budget, self.stage_model)
         if key not in self.cache:
             self.cache[key] = solve_z3(dims, whole, ops3, budget, self.stage_model, self.rlimit)
