@@ -19,14 +19,9 @@ from xdsl.dialects import func
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
-from deeploy_mlir.passes.tile_select import (
-    CostModel,
-    TileSelect,
-    footprint,
-    tile_operands,
-    whole_dims,
-)
+from deeploy_mlir.passes.tile_select import TileSelect
 from deeploy_mlir.pipeline import make_context, run_pipeline
+from deeploy_mlir.tiling.model import CostModel, footprint, tile_operands, whole_dims
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGETS = (8192, 16384, 65536, 262144)

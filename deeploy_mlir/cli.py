@@ -501,7 +501,7 @@ def search_notes(module: object) -> list[str]:
     from xdsl.dialects.builtin import ModuleOp
 
     from deeploy_mlir.dialects import training as T
-    from deeploy_mlir.passes.tile_select import stopped_early
+    from deeploy_mlir.dialects.tiling import stopped_early
 
     assert isinstance(module, ModuleOp)
     notes = [

@@ -59,10 +59,10 @@ def pipeline_for(
     default). `l1` is the arena's budget; `stacks`, the L1 the cluster stacks take
     beside it, is only named in tile-select's errors."""
     passes = ["training-inplace-alias"] if inplace else []
+    where = board or TARGET_BOARDS.get(target, "siracusa")
     passes.append("training-bufferize{level=L2}")
     l3 = bool(l2) or weights != "L2" or home != "L2"
     if regime is not None:
-        where = board or TARGET_BOARDS.get(target, "siracusa")
         passes.append(f'memory-regime{{board="{where}" regime={regime} l2={l2} l3={l3_budget}}}')
         l3 = True  # plan L3 (an empty plan when the regime keeps all in L2)
     elif l3:
@@ -85,7 +85,7 @@ def pipeline_for(
         reserved = f" stacks={stacks}" if stacks else ""
         passes += [
             f"tile-select{{l1={l1}{reserved} l2={l2} solver={solver} buffers={buffers} "
-            f"l3_buffers={l3_buffers}{limit}}}",
+            f'l3_buffers={l3_buffers}{limit} board="{where}"}}',
             "tiling-materialize",
         ]
         if buffering == "double":

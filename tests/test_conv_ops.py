@@ -51,7 +51,8 @@ from xdsl.ir.affine import AffineDimExpr
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.interp.reference import compute
-from deeploy_mlir.passes.tile_select import (
+from deeploy_mlir.pipeline import make_context
+from deeploy_mlir.tiling.model import (
     footprint,
     halos,
     summed_whole,
@@ -59,7 +60,6 @@ from deeploy_mlir.passes.tile_select import (
     whole_dims,
     with_halos,
 )
-from deeploy_mlir.pipeline import make_context
 
 RNG = np.random.default_rng(2024)
 F64_TOL = {"rtol": 1e-5, "atol": 1e-5}

@@ -17,7 +17,8 @@ from pathlib import Path
 from conftest import EXAMPLES, STACKS, run_cli
 
 from deeploy_mlir.memory.planner import Buffer, check_no_overlap, plan_exact, plan_greedy
-from deeploy_mlir.passes.tile_select import CostModel, Operand, footprint, solve_z3
+from deeploy_mlir.tiling.model import CostModel, Operand, footprint
+from deeploy_mlir.tiling.search import solve_z3
 
 CCT = EXAMPLES / "cct"
 CLI = [sys.executable, "-m", "deeploy_mlir.cli"]

@@ -3,7 +3,7 @@
 With `--home L3` every tensor whose size the L3 engines can move (a multiple
 of 4 bytes) lives in L3, temporaries included, and with an L2 budget smaller
 than the largest tensor tile-select stages each op's L3 operands through L2
-in tiles that fit what the L2 plan leaves free (tiling.stage_loop), with the
+in tiles that fit what the L2 plan leaves free (#tiling.loop<stage>), with the
 L1 tiles inside. Every example must still train to onnxruntime-training's
 numbers on the host emulation (which lands each copy at its wait and aborts
 on a reused request), on both targets and with every buffering; the L2 arena
@@ -18,8 +18,8 @@ import onnx
 import pytest
 from conftest import STACKS, run_cli, train_like_expected
 
+from deeploy_mlir.dialects.tiling import is_loop
 from deeploy_mlir.frontend.onnx_import import import_model
-from deeploy_mlir.passes.tiling_materialize import STAGE_LOOP
 from deeploy_mlir.pipeline import pipeline_for, run_pipeline
 
 pytestmark = pytest.mark.usefixtures("fast_build")
@@ -77,7 +77,7 @@ def test_stage_tiles_fit_the_l2_budget() -> None:
     module = import_model(d).module.clone()
     l2 = BUDGETS["mlp_wide"]
     run_pipeline(module, pipeline_for("tiled", 2048, buffering="single", l2=l2, home="L3"))
-    loops = [o for o in module.walk() if STAGE_LOOP in o.attributes]
+    loops = [o for o in module.walk() if is_loop(o, "stage")]
     assert len(loops) >= 3
     from deeploy_mlir.dialects import training as T
 

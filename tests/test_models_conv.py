@@ -28,8 +28,8 @@ from host_run import lower_and_run
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
-from deeploy_mlir.passes.tile_select import footprint, tile_operands
 from deeploy_mlir.pipeline import run_pipeline
+from deeploy_mlir.tiling.model import footprint, tile_operands
 
 #: model -> L1 budget of the single-buffered run (the double-buffered one: twice that)
 MODELS = {"simple_mlp": 4096, "ds_cnn": 4096, "resnet8": 4096, "mobilenet_v1": 4096}

@@ -24,8 +24,8 @@ from onnx_builders import make_model, vi
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.interp.reference import compute
-from deeploy_mlir.passes.tile_select import footprint, tile_operands, whole_dims
 from deeploy_mlir.pipeline import run_pipeline
+from deeploy_mlir.tiling.model import footprint, tile_operands, whole_dims
 
 
 @st.composite

@@ -15,17 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deeploy_mlir.dialects.training import SlidingWindow
-from deeploy_mlir.passes.tile_select import (
-    DEFAULT_RLIMIT,
+from deeploy_mlir.tiling.model import (
     CostModel,
     Halo,
     Operand,
     footprint,
     pareto_candidates,
-    solve_bruteforce,
-    solve_z3,
     tile_count,
 )
+from deeploy_mlir.tiling.search import DEFAULT_RLIMIT, solve_bruteforce, solve_z3
 
 pytestmark = pytest.mark.usefixtures("fast_build")
 

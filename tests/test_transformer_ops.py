@@ -538,8 +538,8 @@ def test_iteration_space_maps_and_whole_dims(name: str) -> None:
 def test_tiled_buffer_form_computes_the_same(name: str) -> None:
     """tile-select at a budget that only fits small tiles splits every free
     dim it can; after tiling-materialize the numbers equal the untiled op's."""
-    from deeploy_mlir.passes.tile_select import footprint, tile_operands
     from deeploy_mlir.pipeline import make_context
+    from deeploy_mlir.tiling.model import footprint, tile_operands
 
     cls, ins, shapes, props = CASES[name]
     outs = [(s, np.float32) for s in shapes]

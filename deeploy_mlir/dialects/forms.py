@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
-from deeploy_mlir.dialects.tiling import TiledOp
+from deeploy_mlir.dialects.tiling import STOPPED_EARLY, TiledOp, is_loop
 from deeploy_mlir.errors import DeeployError
 
 #: the forms a pass can require, and the message part naming what to do
@@ -26,9 +26,6 @@ CHOSEN = "chosen"  # tile-select ran, tiling-materialize not yet
 MATERIALIZED = "materialized"  # no tiling.tiled left (tiling-materialize ran, if tile-select did)
 COPIES = "copies"  # tile copies exist (tiling-materialize ran)
 UNDECOMPOSED = "undecomposed"  # no copy has an engine yet (dma-decompose not run)
-
-#: the loops tiling-materialize writes (its TILE_LOOP and STAGE_LOOP markers)
-TILE_LOOPS = ("tiling.tile_loop", "tiling.stage_loop")
 
 
 def tensor_form(module: ModuleOp) -> bool:
@@ -55,7 +52,7 @@ def _ops(module: ModuleOp, cls: type) -> list[object]:
 #: the module attribute tile-select always sets (its stopped-early list):
 #: tile-select ran, even when every op fits whole and tiling-materialize
 #: left neither tile choices nor loops behind
-_TILE_SELECTED = "tiling.stopped_early"
+_TILE_SELECTED = STOPPED_EARLY
 
 
 def _materialized(module: ModuleOp) -> bool:
@@ -63,7 +60,7 @@ def _materialized(module: ModuleOp) -> bool:
     (an op of one tile has no loop). memory-home and memory-regime stage whole
     tensors with L3 <-> L2 copies: those do not count."""
     for o in module.walk():
-        if isinstance(o, scf.ForOp) and any(k in o.attributes for k in TILE_LOOPS):
+        if isinstance(o, scf.ForOp) and is_loop(o):
             return True
         if isinstance(o, dma.CopyOp) and "L1" in o.hop:
             return True

@@ -5,21 +5,46 @@ tile size of every dimension of the op's iteration space, the number of
 buffers per operand and the memory level the tiles live in. `tile-select`
 writes it; `tiling-materialize` turns it into loops over tiles with copies.
 The untiled baseline is the same op with every tile the full dimension.
+
+``#tiling.loop<tile>`` and ``#tiling.loop<stage>`` (under the key
+``tiling.loop`` of an ``scf.for``) mark the loops tiling-materialize writes:
+the loop over the tiles of one op, and the loop over the L2 stage tiles of an
+op with operands in L3. ``#tiling.loop<stage, stage_buffers = 1>`` is a stage
+loop for which tile-select kept fewer stage buffers than asked for (its L3 hop
+stays single-buffered). dma-multibuffer finds its work by them. The module
+attribute ``tiling.stopped_early`` lists, as ``[op, reason]`` string pairs,
+the ops whose tile search stopped before proving its optimum
+(`stopped_early`; tile-select always sets it).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, StringAttr, i64
-from xdsl.ir import Attribute, Dialect, Operation, Region
+from collections.abc import Sequence
+from typing import Literal
+
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    DenseArrayBase,
+    IntAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
+    irdl_attr_definition,
     irdl_op_definition,
     opt_prop_def,
     prop_def,
     region_def,
     traits_def,
 )
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
@@ -34,6 +59,9 @@ class TiledOp(IRDLOperation):
     level = prop_def(StringAttr, default_value=StringAttr("L1"))
     #: tile sizes of the L3 -> L2 hop (absent: the op's operands are all in L2)
     outer = opt_prop_def(DenseArrayBase.constr(i64))
+    #: fewer stage buffers than asked for fit the free L2: the op's L3 hop
+    #: stays single-buffered (absent: as many as asked for)
+    stage_buffers = opt_prop_def(IntegerAttr[I64])
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
 
@@ -47,6 +75,7 @@ class TiledOp(IRDLOperation):
         buffers: int = 1,
         level: str = "L1",
         outer: list[int] | None = None,
+        stage_buffers: int | None = None,
     ):
         props: dict[str, Attribute] = {
             "tiles": DenseArrayBase.from_list(i64, tiles),
@@ -55,9 +84,9 @@ class TiledOp(IRDLOperation):
         }
         if outer is not None:
             props["outer"] = DenseArrayBase.from_list(i64, outer)
+        if stage_buffers is not None:
+            props["stage_buffers"] = IntegerAttr(stage_buffers, i64)
         super().__init__(properties=props, regions=[Region()])
-        from xdsl.ir import Block
-
         self.body.add_block(Block([op]))
 
     @property
@@ -72,6 +101,10 @@ class TiledOp(IRDLOperation):
     def outer_sizes(self) -> list[int] | None:
         """The L3 -> L2 tile sizes, or None when no operand lives in L3."""
         return None if self.outer is None else [int(x) for x in self.outer.get_values()]
+
+    def fewer_stage_buffers(self) -> int | None:
+        """The stage buffers tile-select kept when fewer than asked for fit."""
+        return None if self.stage_buffers is None else self.stage_buffers.value.data
 
     def _verify_outer(self, space: T.IterationSpace, tiles: list[int]) -> None:
         outer = self.outer_sizes()
@@ -137,8 +170,99 @@ class TiledOp(IRDLOperation):
         self._verify_outer(space, tiles)
         if self.buffers.value.data < 1:
             raise VerifyException(f"buffers must be at least 1, got {self.buffers.value.data}")
+        if self.stage_buffers is not None and self.stage_buffers.value.data < 1:
+            raise VerifyException(
+                f"stage_buffers must be at least 1, got {self.stage_buffers.value.data}"
+            )
         if self.level.data not in ("L1", "L2"):
             raise VerifyException(f"tiles live in L1 or L2, got '{self.level.data}'")
 
 
-Tiling = Dialect("tiling", [TiledOp], [])
+#: the key of the loop markers on an `scf.for`
+LOOP = "tiling.loop"
+LoopKind = Literal["tile", "stage"]
+
+
+@irdl_attr_definition
+class LoopAttr(ParametrizedAttribute):
+    """What a loop of tiling-materialize runs over: the tiles of one op
+    (`tile`) or its L2 stage tiles (`stage`); a stage loop may carry the
+    stage buffers tile-select kept when fewer than asked for fit
+    (`stage_buffers`, 0: as asked)."""
+
+    name = "tiling.loop"
+
+    kind: StringAttr
+    stage_buffers: IntAttr
+
+    def __init__(self, kind: LoopKind, stage_buffers: int = 0):
+        super().__init__(StringAttr(kind), IntAttr(stage_buffers))
+
+    def verify(self) -> None:
+        if self.kind.data not in ("tile", "stage"):
+            raise VerifyException(f"loop kind must be tile or stage, got '{self.kind.data}'")
+        if self.stage_buffers.data < 0 or (self.stage_buffers.data and self.kind.data != "stage"):
+            raise VerifyException("stage_buffers is a positive count on a stage loop")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        parser.parse_punctuation("<")
+        kind = parser.parse_identifier()
+        buffers = 0
+        if parser.parse_optional_punctuation(","):
+            parser.parse_keyword("stage_buffers")
+            parser.parse_punctuation("=")
+            buffers = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        parser.parse_punctuation(">")
+        return (StringAttr(kind), IntAttr(buffers))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.kind.data}")
+        if self.stage_buffers.data:
+            printer.print_string(f", stage_buffers = {self.stage_buffers.data}")
+        printer.print_string(">")
+
+
+def mark_loop(loop: Operation, kind: LoopKind, stage_buffers: int | None = None) -> None:
+    """Mark `loop` as a tile or stage loop."""
+    loop.attributes[LOOP] = LoopAttr(kind, stage_buffers or 0)
+
+
+def loop_marker(op: Operation) -> LoopAttr | None:
+    """The marker of a loop of tiling-materialize (None: not one)."""
+    a = op.attributes.get(LOOP)
+    return a if isinstance(a, LoopAttr) else None
+
+
+def is_loop(op: Operation, kind: LoopKind | None = None) -> bool:
+    """Whether `op` is a tile or stage loop (of `kind`, when given)."""
+    m = loop_marker(op)
+    return m is not None and (kind is None or m.kind.data == kind)
+
+
+#: on the module: one [op, reason] pair of strings per op whose tile search
+#: stopped before proving its optimum (empty when every search finished)
+STOPPED_EARLY = "tiling.stopped_early"
+
+
+def set_stopped_early(module: ModuleOp, pairs: Sequence[Attribute]) -> None:
+    """Record the ops whose tile search stopped early (tile-select ran)."""
+    module.attributes[STOPPED_EARLY] = ArrayAttr(pairs)
+
+
+def stopped_early(module: ModuleOp) -> list[tuple[str, str]] | None:
+    """(op, reason) of every op whose tile search stopped before proving its
+    optimum, as tile-select recorded them; None when tile-select did not run."""
+    a = module.attributes.get(STOPPED_EARLY)
+    if not isinstance(a, ArrayAttr):
+        return None
+    out: list[tuple[str, str]] = []
+    for pair in a.data:
+        if isinstance(pair, ArrayAttr) and len(pair.data) == 2:
+            op, why = pair.data
+            if isinstance(op, StringAttr) and isinstance(why, StringAttr):
+                out.append((op.data, why.data))
+    return out
+
+
+Tiling = Dialect("tiling", [TiledOp], [LoopAttr])

@@ -1026,7 +1026,7 @@ class Project:
     def _tiling(self) -> dict[str, Any]:
         """What tile selection decided (no timings: the output is byte-identical
         from one compile to the next)."""
-        from deeploy_mlir.passes.tile_select import stopped_early
+        from deeploy_mlir.dialects.tiling import stopped_early
 
         stopped = stopped_early(self.module)
         if stopped is None:

@@ -23,44 +23,29 @@ its offset, gives each argument a `training.offset`, and records on the module
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     ModuleOp,
 )
-from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import BUFFER, require
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.memory.buffers import level_of, nbytes
 from deeploy_mlir.memory.planner import (
     DEFAULT_RLIMIT,
-    Buffer,
     check_no_overlap,
     lower_bound,
     plan_exact,
     plan_greedy,
 )
+from deeploy_mlir.memory.probe import arena_buffers
 
-
-def nbytes(t: Attribute) -> int:
-    n = T.elem_bytes(t)
-    for d in T.shape_of(t):
-        n *= d
-    return n
-
-
-def _kind(fn: func.FuncOp, i: int) -> str:
-    return T.arg_info(fn, i).kind
-
-
-def _name(fn: func.FuncOp, i: int) -> str:
-    return T.arg_info(fn, i).name_or(f"{fn.sym_name.data}.arg{i}")
+__all__ = ["ArenaPlan", "level_of", "nbytes"]
 
 
 @dataclass(frozen=True)
@@ -89,36 +74,8 @@ class ArenaPlan(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self._check_options()
         require(op, self.name, BUFFER)
-        fns = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
-        # time = the op's place in a walk of the function (nested ops included)
-        lengths = [sum(1 for _ in _walk(f)) for f in fns]
-        total_time = sum(lengths) + 1
-        buffers: dict[str, Buffer] = {}
-        args: list[tuple[func.FuncOp, int, str]] = []
-        allocs: list[tuple[memref.AllocOp, str]] = []
-        t0 = 0
-        for fn, n in zip(fns, lengths, strict=True):
-            block = fn.body.blocks.first
-            assert block is not None
-            for i, a in enumerate(block.args):
-                if T.memory_level(a.type) != self.level:
-                    continue
-                name = _name(fn, i)
-                if name not in buffers:
-                    buffers[name] = Buffer(
-                        name, nbytes(a.type), 0, total_time, _align(a.type), _kind(fn, i)
-                    )
-                args.append((fn, i, name))
-            index = {o: t0 + k for k, o in enumerate(_walk(fn))}
-            for o in _walk(fn):
-                if isinstance(o, memref.AllocOp) and T.memory_level(o.memref.type) == self.level:
-                    key = f"{fn.sym_name.data}/%{o.memref.name_hint or 'tmp'}#{index[o]}"
-                    end = _last_use(o, index) + 1
-                    buffers[key] = Buffer(
-                        key, nbytes(o.memref.type), index[o], end, _align(o.memref.type)
-                    )
-                    allocs.append((o, key))
-            t0 += n
+        found = arena_buffers(op, self.level)
+        buffers, args, allocs = found.buffers, found.args, found.allocs
         bl = list(buffers.values())
         if not bl and self.level != "L2":
             return  # nothing lives in this level: no arena
@@ -140,31 +97,3 @@ class ArenaPlan(ModulePass):
             view = T.ArenaViewOp(offsets[key], o.memref.type)  # type: ignore[arg-type]
             Rewriter.replace_op(o, view)
         T.set_arena(op, self.level, T.ArenaAttr(size, lower_bound(bl), proven))
-
-
-def _align(t: Attribute) -> int:
-    return 8 if str(T.elem_of(t)) == "i64" else 4
-
-
-def _walk(fn: func.FuncOp) -> Iterator[Operation]:
-    """The ops of `fn`'s body in program order, nested ones included."""
-    block = fn.body.blocks.first
-    assert block is not None
-    for o in block.ops:
-        yield from o.walk()
-
-
-def _last_use(alloc: memref.AllocOp, index: dict[Operation, int]) -> int:
-    """The time of the last op during which `alloc`'s buffer is live: a use
-    inside a loop (or any region) keeps it live until the end of the op that
-    holds the use in the alloc's own block -- every iteration reads it.
-    A buffer allocated inside a loop body lives within one iteration."""
-    block = alloc.parent_block()
-    end = index[alloc]
-    for u in alloc.memref.uses:
-        o: Operation | None = u.operation
-        while o is not None and o.parent_block() is not block:
-            o = o.parent_op()
-        assert o is not None, "a use outside the block of its alloc"
-        end = max(end, max(index[n] for n in o.walk()))
-    return end

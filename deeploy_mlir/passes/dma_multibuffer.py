@@ -1,7 +1,10 @@
 """dma-multibuffer{count=2 levels=all|l3-only}: overlap tile transfers with compute.
 
 Works on the tile loops of `tiling-materialize` (`scf.for` marked
-`tiling.tile_loop`: copies in, waits, the compute op, copies out, waits).
+`#tiling.loop<tile>`: copies in, waits, the compute op, copies out, waits),
+one rewrite pattern application per loop. The tiles are the compute op's
+operands; the copies into the tile level (`dma.copy` ext -> loc) fill them,
+the copies out of it drain them.
 Each tile buffer becomes a ring of `count` slots (`memref.alloc` of one more
 leading dim, `dma.slot` per iteration) and each copy a ring of requests
 (`dma.request count N`). Tile 0 is fetched before the loop; iteration i waits
@@ -26,14 +29,14 @@ It refuses, leaving the loop single-buffered with a `dma.remark` saying why:
 * a pattern in which any tensor is a scalar (one element): all of its
   copies stay single-buffered (mixed coefficients would leave a kernel with
   no DMA at all).
-The L3 hop: each stage loop of tiling-materialize (`tiling.stage_loop`:
+The L3 hop: each stage loop of tiling-materialize (`#tiling.loop<stage>`:
 L3 -> L2 fetches of stage tiles, the L1 tile loops, L2 -> L3 write-backs)
 gets rings of `count` stage tiles the same way -- stage tile i+1 is fetched
 while tile i's L1 tiles run, tile i is written back without waiting, and a
 slot's previous write-back is waited for only once there is one. It refuses
 an op whose L3 tile is fetched and written back in place, a scalar stage
 tile, and a stage loop for which tile-select kept a single stage buffer
-(`tiling.stage_buffers`). `levels=l3-only` multi-buffers the stage loops only
+(`#tiling.loop<stage, stage_buffers = 1>`). `levels=l3-only` multi-buffers the stage loops only
 and leaves the L2 <-> L1 tile loops single-buffered (whole-tensor staging of
 memory-home{stage=whole} is overlapped by its `prefetch` instead).
 """
@@ -43,33 +46,33 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal, Self
 
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.arg_spec import ArgSpec
 
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import BUFFER, COPIES, MATERIALIZED, UNDECOMPOSED, require
+from deeploy_mlir.dialects.tiling import is_loop, loop_marker
 from deeploy_mlir.errors import DeeployError
-from deeploy_mlir.passes.tile_select import STAGE_BUFFERS, stand_ins
-from deeploy_mlir.passes.tiling_materialize import STAGE_LOOP, TILE_LOOP
+from deeploy_mlir.irutil import check_choices, index_const, rebuild, rewrite_once
+from deeploy_mlir.tiling.model import stand_ins
 
 REMARK = "dma.remark"
-
-
-def _index(b: Builder, v: int) -> SSAValue:
-    return b.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))).result
 
 
 def _describe(op: Operation, copies: list[dma.CopyOp]) -> str:
     """The op and the tensor (not the tile) it writes, for remarks."""
     outs = list(getattr(op, "outs", ()))
-    big = next((c.dst for c in copies if outs and c.src is outs[0]), None)
+    big = next((c.dst for c in copies if not c.is_in and outs and c.src is outs[0]), None)
     hint = big.name_hint if big is not None else None
     return f"{op.name} writing %{hint}" if hint else op.name
 
@@ -96,14 +99,14 @@ def refusal(loop: scf.ForOp) -> str | None:
                     f"{_describe(c, copies)} keeps single buffering: its output #{k} aliases "
                     f"input #{j} (written in place)"
                 )
-    out_bigs = {o.dst for o in copies if o.src in set(c.outs)}
+    out_bigs = {o.dst for o in copies if not o.is_in}
     if len(c.outs) > 1 and len(out_bigs) > 1:
         return (
             f"{_describe(c, copies)} keeps single buffering: its {len(c.outs)} outputs live in "
             "different buffers that different consumers free"
         )
     for o in copies:
-        big = o.src if o.dst in set(c.ins) | set(c.outs) else o.dst
+        big = o.src if o.is_in else o.dst
         n = 1
         for d in T.shape_of(big.type):
             n *= d
@@ -149,7 +152,12 @@ class DmaMultibuffer(ModulePass):
     name = "dma-multibuffer"
 
     count: int = 2
-    levels: str = "all"
+    levels: Literal["all", "l3-only"] = "all"
+
+    @classmethod
+    def from_spec(cls, spec: ArgSpec) -> Self:
+        check_choices(cls, spec)
+        return super().from_spec(spec)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.count < 1:
@@ -161,65 +169,89 @@ class DmaMultibuffer(ModulePass):
         require(op, self.name, BUFFER, MATERIALIZED, COPIES, UNDECOMPOSED)
         if self.count == 1:
             return
-        for loop in [
-            o for o in op.walk() if isinstance(o, scf.ForOp) and TILE_LOOP in o.attributes
-        ]:
-            copies = [o for o in loop.body.block.ops if isinstance(o, dma.CopyOp)]
-            if self.levels == "l3-only" and not any("L3" in c.hop for c in copies):
-                continue  # the L2 <-> L1 hop stays single-buffered
-            why = refusal(loop)
-            if why is not None:
-                loop.attributes[REMARK] = StringAttr(f"dma-multibuffer: {why}")
-                continue
-            self._rewrite(loop)
+        rewrite_once(op, MultibufferTileLoop(self.count, self.levels == "l3-only"))
         # the L3 -> L2 hop: stage loops (their L1 loops inside are done above)
-        for loop in [
-            o for o in op.walk() if isinstance(o, scf.ForOp) and STAGE_LOOP in o.attributes
-        ]:
-            why = stage_refusal(loop)
-            if why is not None:
-                loop.attributes[REMARK] = StringAttr(f"dma-multibuffer: {why}")
-                continue
-            rewrite_stage_loop(loop, self.count)
+        rewrite_once(op, MultibufferStageLoop(self.count))
 
-    def _rewrite(self, loop: scf.ForOp) -> None:
-        n = self.count
-        body = loop.body.block
-        iv = body.args[0]
-        compute = next(o for o in body.ops if isinstance(o, T.TrainingComputeOp))
-        # operand order, without duplicates (a set would order them by address)
-        tiles = list(dict.fromkeys([*compute.ins, *compute.outs]))
-        ins = [o for o in body.ops if isinstance(o, dma.CopyOp) and o.dst in tiles]
-        outs = [o for o in body.ops if isinstance(o, dma.CopyOp) and o.src in tiles]
-        waits = [o for o in body.ops if isinstance(o, dma.WaitOp)]
-        # the index arithmetic that computes this iteration's offsets
-        index_ops = [o for o in body.ops if isinstance(o, _INDEX_TYPES)]
-        _hoist(body, index_ops)
-        # the body: slot views, waits, prefetch, compute, write-back
-        first = next(o for o in body.ops if o not in index_ops)
-        b, slot, views, reqs_out = _pipeline(loop, first, tiles, index_ops, ins, outs, n)
-        trip = _trip_count(loop)
-        # the output slot's previous write-back (tile i - n), once there is one
-        _wait_previous(b, iv, n, trip, reqs_out, slot)
-        # compute on the slots
-        props = {k: p for k, p in compute.properties.items() if k != "operandSegmentSizes"}
-        ins_v = [views.get(v, v) for v in compute.ins]
-        outs_v = [views.get(v, v) for v in compute.outs]
-        if isinstance(compute, T.MaxPool2dOp) and compute.origin:
-            # a maxpool2d tile keeps its origin (the loop's index values)
-            new = b.insert(
-                T.MaxPool2dOp(ins_v, (), outs_v, properties=props, origin=list(compute.origin))
-            )
-        else:
-            new = b.insert(type(compute)(ins_v, (), outs_v, properties=props))
-        new.attributes.update(compute.attributes)
-        Rewriter.erase_op(compute)
-        for c, r in zip(outs, reqs_out, strict=True):
-            b.insert(_write_back(c, views, r, slot))
-        # every write-back has landed after the loop: a wait per slot used
-        if reqs_out:
-            _wait_used(Builder(InsertPoint.after(loop)), loop, n, trip, reqs_out)
-        _erase_single(waits, [*ins, *outs], tiles)
+
+@dataclass(frozen=True)
+class MultibufferTileLoop(RewritePattern):
+    """A tile loop (`#tiling.loop<tile>`) -> rings of `count` tile buffers and
+    requests, or a `dma.remark` saying why it stays single-buffered."""
+
+    count: int
+    #: only loops with an L3 copy (the L2 <-> L1 hop stays single-buffered)
+    l3_only: bool = False
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, loop: scf.ForOp, rewriter: PatternRewriter) -> None:
+        if not is_loop(loop, "tile"):
+            return
+        copies = [o for o in loop.body.block.ops if isinstance(o, dma.CopyOp)]
+        if self.l3_only and not any("L3" in c.hop for c in copies):
+            return
+        why = refusal(loop)
+        if why is not None:
+            loop.attributes[REMARK] = StringAttr(f"dma-multibuffer: {why}")
+            rewriter.notify_op_modified(loop)
+            return
+        _rewrite_tile_loop(loop, self.count, rewriter)
+
+
+@dataclass(frozen=True)
+class MultibufferStageLoop(RewritePattern):
+    """A stage loop (`#tiling.loop<stage>`) -> rings of `count` stage tiles,
+    or a `dma.remark` saying why its L3 hop stays single-buffered."""
+
+    count: int
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, loop: scf.ForOp, rewriter: PatternRewriter) -> None:
+        if not is_loop(loop, "stage"):
+            return
+        why = stage_refusal(loop)
+        if why is not None:
+            loop.attributes[REMARK] = StringAttr(f"dma-multibuffer: {why}")
+            rewriter.notify_op_modified(loop)
+            return
+        rewrite_stage_loop(loop, self.count, rewriter)
+
+
+def _rewrite_tile_loop(loop: scf.ForOp, n: int, rewriter: PatternRewriter) -> None:
+    """Multi-buffer a tile loop: the compute op's operands (`ins`, `outs`)
+    are its tiles; the copies into the tile level fill them, those out of it
+    drain them (`dma.copy`'s direction)."""
+    body = loop.body.block
+    iv = body.args[0]
+    compute = next(o for o in body.ops if isinstance(o, T.TrainingComputeOp))
+    # operand order, without duplicates (a set would order them by address)
+    tiles = list(dict.fromkeys([*compute.ins, *compute.outs]))
+    ins = [o for o in body.ops if isinstance(o, dma.CopyOp) and o.is_in]
+    outs = [o for o in body.ops if isinstance(o, dma.CopyOp) and not o.is_in]
+    waits = [o for o in body.ops if isinstance(o, dma.WaitOp)]
+    # the index arithmetic that computes this iteration's offsets
+    index_ops = [o for o in body.ops if isinstance(o, _INDEX_TYPES)]
+    _hoist(body, index_ops)
+    # the body: slot views, waits, prefetch, compute, write-back
+    first = next(o for o in body.ops if o not in index_ops)
+    b, slot, views, reqs_out = _pipeline(loop, first, tiles, index_ops, ins, outs, n)
+    trip = _trip_count(loop)
+    # the output slot's previous write-back (tile i - n), once there is one
+    _wait_previous(b, iv, n, trip, reqs_out, slot)
+    # compute on the slots (a maxpool2d tile keeps its origin: the loop's index values)
+    new = b.insert(
+        rebuild(
+            compute, [views.get(v, v) for v in compute.ins], [views.get(v, v) for v in compute.outs]
+        )
+    )
+    new.attributes.update(compute.attributes)
+    rewriter.erase_op(compute)
+    for c, r in zip(outs, reqs_out, strict=True):
+        b.insert(_write_back(c, views, r, slot))
+    # every write-back has landed after the loop: a wait per slot used
+    if reqs_out:
+        _wait_used(Builder(InsertPoint.after(loop)), loop, n, trip, reqs_out)
+    _erase_single(rewriter, waits, [*ins, *outs], tiles)
 
 
 def _fetch(
@@ -280,19 +312,19 @@ def _pipeline(
     reqs_out = [outer.insert(dma.RequestOp(n)).token for _ in outs]
     for r, c in zip(reqs_in + reqs_out, [*ins, *outs], strict=True):
         r.name_hint = c.token.name_hint
-    zero = _index(outer, 0)
+    zero = index_const(outer, 0)
     _fetch(outer, iv, zero, zero, index_ops, ins, reqs_in, rings)
     b = Builder(InsertPoint.before(first))
-    slot = b.insert(arith.RemUIOp(iv, _index(b, n))).result
+    slot = b.insert(arith.RemUIOp(iv, index_const(b, n))).result
     views = {t: b.insert(dma.SlotOp(rings[t], slot)).result for t in tiles}
     for r in reqs_in:
         b.insert(dma.WaitOp(r, slot))
-    nxt = b.insert(arith.AddiOp(iv, _index(b, 1))).result
+    nxt = b.insert(arith.AddiOp(iv, index_const(b, 1))).result
     more = b.insert(arith.CmpiOp(nxt, loop.ub, "ult")).result
     then = Block([scf.YieldOp()])
     b.insert(scf.IfOp(more, [], Region(then), None))
     tb = Builder(InsertPoint.before(then.last_op))  # type: ignore[arg-type]
-    next_slot = tb.insert(arith.RemUIOp(nxt, _index(tb, n))).result
+    next_slot = tb.insert(arith.RemUIOp(nxt, index_const(tb, n))).result
     _fetch(tb, iv, nxt, next_slot, index_ops, ins, reqs_in, rings)
     return b, slot, views, reqs_out
 
@@ -316,18 +348,21 @@ def _write_back(
 
 
 def _erase_single(
-    waits: Sequence[dma.WaitOp], copies: Sequence[dma.CopyOp], tiles: Sequence[SSAValue]
+    rewriter: PatternRewriter,
+    waits: Sequence[dma.WaitOp],
+    copies: Sequence[dma.CopyOp],
+    tiles: Sequence[SSAValue],
 ) -> None:
     """Erase what the rings replace: the single-buffered waits and copies,
     and the allocs of the tiles."""
     for w in waits:
-        Rewriter.erase_op(w)
+        rewriter.erase_op(w)
     for c in copies:
-        Rewriter.erase_op(c, safe_erase=False)
+        rewriter.erase_op(c, safe_erase=False)
     for t in tiles:
         alloc = t.owner
         assert isinstance(alloc, Operation)
-        Rewriter.erase_op(alloc)
+        rewriter.erase_op(alloc)
 
 
 def _wait_previous(
@@ -340,7 +375,7 @@ def _wait_previous(
     wait never returns); nothing at all when the loop has at most n iterations."""
     if not reqs or (trip is not None and trip <= n):
         return
-    used = b.insert(arith.CmpiOp(iv, _index(b, n), "uge")).result
+    used = b.insert(arith.CmpiOp(iv, index_const(b, n), "uge")).result
     then = Block([scf.YieldOp()])
     b.insert(scf.IfOp(used, [], Region(then), None))
     tb = Builder(InsertPoint.before(then.last_op))  # type: ignore[arg-type]
@@ -354,7 +389,7 @@ def _wait_used(
     """After a loop from 0, wait on every slot of each request ring that an
     iteration issued on: slots 0..min(n, trip)-1; with a trip count unknown
     until run time, slot k under `scf.if ub > k`."""
-    ks = [_index(after, k) for k in range(n if trip is None else min(n, trip))]
+    ks = [index_const(after, k) for k in range(n if trip is None else min(n, trip))]
     for r in reqs:
         for kv in ks:
             if trip is not None:
@@ -383,7 +418,8 @@ def _stage_buffers(loop: scf.ForOp) -> list[SSAValue]:
 def stage_refusal(loop: scf.ForOp) -> str | None:
     """Why the stage loop's L3 hop must stay single-buffered (None: it may be
     multi-buffered)."""
-    if STAGE_BUFFERS in loop.attributes:
+    marker = loop_marker(loop)
+    if marker is not None and marker.stage_buffers.data:
         return (
             "the L3 hop keeps single buffering: two stage tiles of this op do not fit "
             "the L2 the plan leaves free (tile-select kept one)"
@@ -419,7 +455,7 @@ def _trip_count(loop: scf.ForOp) -> int | None:
     return None
 
 
-def rewrite_stage_loop(loop: scf.ForOp, n: int) -> None:
+def rewrite_stage_loop(loop: scf.ForOp, n: int, rewriter: PatternRewriter) -> None:
     """Multi-buffer the L3 hop of a stage loop: each stage tile a ring of `n`
     slots; stage tile i+1 fetched while tile i's L1 loops run; tile i written
     back without waiting (its slot's previous write-back waited for before the
@@ -449,7 +485,7 @@ def rewrite_stage_loop(loop: scf.ForOp, n: int) -> None:
     # every other use of a stage tile (the L1 copies inside) reads its slot
     for t in stages:
         t.replace_uses_with_if(views[t], lambda u: loop.is_ancestor(u.operation))
-    _erase_single(waits, [*ins, *outs], stages)
+    _erase_single(rewriter, waits, [*ins, *outs], stages)
 
 
 def _stage_stores(
@@ -474,4 +510,4 @@ def _stage_stores(
     after = Builder(InsertPoint.after(loop))
     for r in reqs_out:
         for k in range(min(n, trip)):
-            after.insert(dma.WaitOp(r, _index(after, k)))
+            after.insert(dma.WaitOp(r, index_const(after, k)))

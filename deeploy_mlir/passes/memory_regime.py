@@ -20,7 +20,7 @@ The regimes, cheapest first:
   is streamed from L3 per op.
 
 A tensor in L3 is staged whole through an L2 buffer around every op that uses
-it (memory_home.move_to_l3 / stage_uses: fetch and wait before an op that
+it (memory/staging.py move_to_l3 / stage_uses: fetch and wait before an op that
 reads it, store and wait after an op that writes it); tensors whose size the
 L3 engines cannot move (not a multiple of 4 bytes) stay in L2. A regime's need
 is the L2 and L3 arenas of the module with its moves (planned as arena-plan
@@ -35,11 +35,10 @@ The pass records on the module `training.regime` (the regime it applied) and
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
@@ -52,7 +51,9 @@ from xdsl.rewriter import Rewriter
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import UNPLANNED, UNTILED, require
 from deeploy_mlir.errors import DeeployError
-from deeploy_mlir.passes import memory_home
+from deeploy_mlir.memory.buffers import arg_kind, arg_name, nbytes, step_functions
+from deeploy_mlir.memory.probe import arena_size
+from deeploy_mlir.memory.staging import move_to_l3, stage_uses
 from deeploy_mlir.targets.boards import Board, load_board
 
 #: the regimes in the order `auto` tries them (cheapest first)
@@ -79,33 +80,21 @@ FOOTPRINT_KINDS = (
 L3_ARGS = {"resident": (), "spill": (), "stream": ("param", "grad_accum")}
 
 
-def _functions(module: ModuleOp) -> list[func.FuncOp]:
-    return [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]
-
-
-def _bytes(t: object) -> int:
-    assert isinstance(t, MemRefType)
-    return T.elem_bytes(t) * math.prod(t.get_shape())
-
-
 def _args(module: ModuleOp) -> dict[str, tuple[str, int]]:
     """Every memref argument of the step functions: name -> (kind, bytes); an
     argument of both functions (parameters, gradients) once."""
     out: dict[str, tuple[str, int]] = {}
-    for fn in _functions(module):
+    for fn in step_functions(module):
         for i, a in enumerate(fn.body.block.args):
-            if not isinstance(a.type, MemRefType):
-                continue
-            info = T.arg_info(fn, i)
-            key = info.name_or(f"{fn.sym_name.data}.arg{i}")
-            out.setdefault(key, (info.kind, _bytes(a.type)))
+            if isinstance(a.type, MemRefType):
+                out.setdefault(arg_name(fn, i), (arg_kind(fn, i), nbytes(a.type)))
     return out
 
 
 def _temporaries(module: ModuleOp) -> list[memref.AllocOp]:
     return [
         o
-        for fn in _functions(module)
+        for fn in step_functions(module)
         for o in fn.body.block.ops
         if isinstance(o, memref.AllocOp) and isinstance(o.memref.type, MemRefType)
     ]
@@ -116,7 +105,7 @@ def footprint(module: ModuleOp) -> dict[str, int]:
     out: dict[str, int] = dict.fromkeys(FOOTPRINT_KINDS, 0)
     for kind, size in _args(module).values():
         out[ARG_KINDS.get(kind, "inputs")] += size
-    out["activations"] = sum(_bytes(a.memref.type) for a in _temporaries(module))
+    out["activations"] = sum(nbytes(a.memref.type) for a in _temporaries(module))
     return out
 
 
@@ -133,7 +122,7 @@ def apply_regime(module: ModuleOp, regime: str) -> None:
     for alloc in _temporaries(module):
         t = alloc.memref.type
         assert isinstance(t, MemRefType)
-        if _movable(_bytes(t)) and t.memory_space == StringAttr("L2"):
+        if _movable(nbytes(t)) and t.memory_space == StringAttr("L2"):
             new = memref.AllocOp(
                 [],
                 [],
@@ -141,10 +130,10 @@ def apply_regime(module: ModuleOp, regime: str) -> None:
             )
             new.memref.name_hint = alloc.memref.name_hint
             Rewriter.replace_op(alloc, new)
-            memory_home.stage_uses(new.memref)
+            stage_uses(new.memref)
     names = {n for n, (k, size) in _args(module).items() if k in L3_ARGS[regime] and _movable(size)}
     if names:
-        memory_home.move_to_l3(module, names)
+        move_to_l3(module, names)
 
 
 @dataclass(frozen=True)
@@ -158,15 +147,9 @@ class Need:
 
 def regime_need(module: ModuleOp, regime: str) -> Need:
     """What `regime` needs, planned on a copy of `module`."""
-    from deeploy_mlir.passes.arena_plan import ArenaPlan
-
     probe = module.clone()
     apply_regime(probe, regime)
-    sizes: dict[str, int] = {}
-    for lv in ("L2", "L3"):
-        ArenaPlan(level=lv).apply(Context(), probe)
-        sizes[lv] = T.arena_bytes(probe, lv)
-    return Need(regime, sizes["L2"], sizes["L3"])
+    return Need(regime, arena_size(probe, "L2"), arena_size(probe, "L3"))
 
 
 @dataclass(frozen=True)
@@ -231,7 +214,7 @@ class MemoryRegime(ModulePass):
             raise DeeployError(
                 f"memory-regime: l2 and l3 must not be negative, got l2={self.l2} l3={self.l3}"
             )
-        types = [a.type for fn in _functions(op) for a in fn.body.block.args]
+        types = [a.type for fn in step_functions(op) for a in fn.body.block.args]
         if any(isinstance(t, TensorType) for t in types):
             raise DeeployError(
                 "memory-regime: expects buffer-form IR (run it right after training-bufferize)"

@@ -6,7 +6,7 @@ remainder tile of n % t. Every combination of parts gets its own loop
 with its own static tile buffers
 in the tile level (`memref.alloc` before the nest), so the compute op inside
 keeps static shapes and its verifier holds. The tiles of a variant are one
-`scf.for` (marked `tiling.tile_loop`) whose index splits into the per-dim tile
+`scf.for` (marked `#tiling.loop<tile>`) whose index splits into the per-dim tile
 indices (`arith.divui`/`remui`). Per tile: a `dma.copy` of every input tile
 in, the waits for them, the compute op on the tile buffers, a `dma.copy` of
 every output tile out and the waits for those (single buffering;
@@ -31,7 +31,7 @@ sum is written before anything adds to it.
 
 With `outer` tile sizes (operands in L3) there are two levels: per variant of
 the outer tiles, L2 stage buffers for the L3 operands and a loop marked
-`tiling.stage_loop` over the stage tiles; each stage tile fetches its L3
+`#tiling.loop<stage>` over the stage tiles; each stage tile fetches its L3
 inputs (L3 -> L2 copies and waits), runs the L1 tile loops of the op within
 it (their L1 buffers allocated in the loop body: they live within one stage
 tile), and stores its L3 outputs (L2 -> L3 copies and waits). An L1 tile of a
@@ -52,35 +52,23 @@ from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     IndexType,
-    IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
-    UnitAttr,
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import BUFFER, CHOSEN, require
-from deeploy_mlir.dialects.tiling import TiledOp
+from deeploy_mlir.dialects.tiling import LoopKind, TiledOp, mark_loop
 from deeploy_mlir.errors import DeeployError
-from deeploy_mlir.passes.tile_select import (
-    STAGE_BUFFERS,
-    in_l3,
-    map_dims,
-    stand_ins,
-    summed_whole,
-    tile_operands,
-)
-
-#: marks the loop over the tiles of one op (what dma-multibuffer works on)
-TILE_LOOP = "tiling.tile_loop"
-#: marks the loop over the L2 stage tiles of an op with operands in L3
-STAGE_LOOP = "tiling.stage_loop"
+from deeploy_mlir.irutil import index_const, rebuild, rewrite_once
+from deeploy_mlir.tiling.model import in_l3, map_dims, stand_ins, summed_whole, tile_operands
 
 
 @dataclass(frozen=True)
@@ -166,10 +154,6 @@ def variants(
     return out
 
 
-def _index(b: Builder, v: int) -> SSAValue:
-    return b.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))).result
-
-
 def looped_dims(variant: tuple[Part, ...], first: Sequence[int] = ()) -> list[int]:
     """The dims a variant's tile loop runs over, outermost first: those in
     `first` (in their order), then the others in dim order."""
@@ -180,14 +164,16 @@ def looped_dims(variant: tuple[Part, ...], first: Sequence[int] = ()) -> list[in
 def _tile_loop(
     b: Builder,
     variant: tuple[Part, ...],
-    mark: str = TILE_LOOP,
+    mark: LoopKind = "tile",
     first: Sequence[int] = (),
     span: tuple[int, int] | None = None,
+    stage_buffers: int | None = None,
 ) -> tuple[Builder, list[SSAValue | int]]:
     """One loop over the tiles of the variant (none for a single tile), its
     index split into the per-dim tile offsets, the dims in `first` outermost.
     `span`: only the tiles [lo, hi) of that order (all by default; a span of
-    one tile is no loop either). Returns a builder inside the loop and the
+    one tile is no loop either). The loop is marked `mark` (with the stage
+    buffers tile-select kept, when fewer than asked for). Returns a builder inside the loop and the
     offset of each dim (an int where it is constant)."""
     looped = looped_dims(variant, first)
     total = 1
@@ -200,12 +186,14 @@ def _tile_loop(
     index: dict[int, SSAValue] = {}
     iv: SSAValue
     if hi - lo == 1:
-        iv = _index(b, lo)
+        iv = index_const(b, lo)
     else:
         end = scf.YieldOp()
         body = Block([end], arg_types=[IndexType()])
-        loop = b.insert(scf.ForOp(_index(b, lo), _index(b, hi), _index(b, 1), [], Region(body)))
-        loop.attributes[mark] = UnitAttr()
+        loop = b.insert(
+            scf.ForOp(index_const(b, lo), index_const(b, hi), index_const(b, 1), [], Region(body))
+        )
+        mark_loop(loop, mark, stage_buffers)
         b = Builder(InsertPoint.before(end))
         iv = body.args[0]
     inner_count = 1
@@ -213,9 +201,9 @@ def _tile_loop(
         p = variant[d]
         idx = iv
         if inner_count > 1:
-            idx = b.insert(arith.DivUIOp(idx, _index(b, inner_count))).result
+            idx = b.insert(arith.DivUIOp(idx, index_const(b, inner_count))).result
         if inner_count * p.count < total:
-            idx = b.insert(arith.RemUIOp(idx, _index(b, p.count))).result
+            idx = b.insert(arith.RemUIOp(idx, index_const(b, p.count))).result
         index[d] = idx
         offsets[d] = _offset(b, idx, p)
         inner_count *= p.count
@@ -228,9 +216,9 @@ def _tile_loop(
 
 def _offset(b: Builder, idx: SSAValue, p: Part) -> SSAValue:
     """The offset of tile `idx` of part `p`: base + idx * stride."""
-    off = b.insert(arith.MuliOp(idx, _index(b, p.stride))).result
+    off = b.insert(arith.MuliOp(idx, index_const(b, p.stride))).result
     if p.base:
-        off = b.insert(arith.AddiOp(off, _index(b, p.base))).result
+        off = b.insert(arith.AddiOp(off, index_const(b, p.base))).result
     return off
 
 
@@ -261,7 +249,7 @@ def _tile_op(
     with its tile's pads, a maxpool2d tile with its origin in the whole input
     and that input's [C, H, W] (its Indices count in the whole input), the
     outputs it adds into (`accumulate`)."""
-    props = {k: p for k, p in inner.properties.items() if k != "operandSegmentSizes"}
+    props: dict[str, Attribute] = {}
     if accumulate:
         props["accumulate"] = DenseArrayBase.from_list(i64, list(accumulate))
     if isinstance(inner, T.WindowedOp):
@@ -269,8 +257,7 @@ def _tile_op(
     if origin:
         assert isinstance(inner, T.MaxPool2dOp)
         props["index_frame"] = DenseArrayBase.from_list(i64, T.shape_of(inner.ins[0].type)[1:])
-        return T.MaxPool2dOp(ins, (), outs, properties=props, origin=origin)
-    return type(inner)(ins, (), outs, properties=props)
+    return rebuild(inner, ins, outs, props, origin)
 
 
 def _realloc(b: Builder, buf: SSAValue) -> SSAValue:
@@ -291,8 +278,8 @@ def _add(b: Builder, x: Offset, y: Offset) -> Offset:
         return y
     if isinstance(y, int) and y == 0:
         return x
-    xs = _index(b, x) if isinstance(x, int) else x
-    ys = _index(b, y) if isinstance(y, int) else y
+    xs = index_const(b, x) if isinstance(x, int) else x
+    ys = index_const(b, y) if isinstance(y, int) else y
     return b.insert(arith.AddiOp(xs, ys)).result
 
 
@@ -328,8 +315,16 @@ class TilingMaterialize(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require(op, self.name, BUFFER, CHOSEN)
-        for tiled in [o for o in op.walk() if isinstance(o, TiledOp)]:
-            self._materialize(tiled)
+        rewrite_once(op, MaterializeTiled())
+
+
+class MaterializeTiled(RewritePattern):
+    """One `tiling.tiled` -> its tile (and stage) loops with their copies."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, tiled: TiledOp, rewriter: PatternRewriter) -> None:
+        self._materialize(tiled)
+        rewriter.erase_op(tiled)
 
     def _materialize(self, tiled: TiledOp) -> None:
         inner = tiled.inner
@@ -371,7 +366,6 @@ class TilingMaterialize(ModulePass):
             self._staged(
                 outer, tiled, inner, values, dims_of, n_in, outer_sizes, tiles, acc, stand_in
             )
-        Rewriter.erase_op(tiled)
 
     def _alloc_tiles(
         self,
@@ -437,15 +431,12 @@ class TilingMaterialize(ModulePass):
             # stage tiles keep the spatial dims whole (tile-select), so the
             # windows of the L1 tiles within one are those of the whole op
             ivars = variants(space, [p.size for p in ovar], tiles)
-            lb, base = _tile_loop(b, ovar, STAGE_LOOP)
-            loop = lb.insertion_point.block.parent_op()
-            if isinstance(loop, scf.ForOp) and STAGE_BUFFERS in tiled.attributes:
-                loop.attributes[STAGE_BUFFERS] = tiled.attributes[STAGE_BUFFERS]
+            lb, base = _tile_loop(b, ovar, "stage", stage_buffers=tiled.fewer_stage_buffers())
             consts: dict[int, SSAValue] = {}
 
             def const(v: int, lb: Builder = lb, consts: dict[int, SSAValue] = consts) -> SSAValue:
                 if v not in consts:
-                    consts[v] = _index(lb, v)
+                    consts[v] = index_const(lb, v)
                 return consts[v]
 
             def at(dims: tuple[int | None, ...], base: list[Offset] = base) -> list[SSAValue]:
@@ -548,12 +539,12 @@ class TilingMaterialize(ModulePass):
         it `adds` into), waits, the compute op, copies out, waits."""
         inner, values, dims_of, n_in = op.inner, op.values, op.dims_of, op.n_in
         srcs, base = op.srcs, op.base
-        b, offsets = _tile_loop(b, variant, TILE_LOOP, first, span)
+        b, offsets = _tile_loop(b, variant, "tile", first, span)
         consts: dict[int, SSAValue] = {}
 
         def const(v: int) -> SSAValue:
             if v not in consts:
-                consts[v] = _index(b, v)
+                consts[v] = index_const(b, v)
             return consts[v]
 
         def offset_values(dims: tuple[int | None, ...], src: _Source) -> list[SSAValue]:

@@ -32,6 +32,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import TENSOR, require
+from deeploy_mlir.irutil import rebuild
+from deeploy_mlir.memory.aliasing import INPLACE, inplace_of, updates_of
 
 
 def to_memref(t: Attribute, level: str) -> MemRefType[Attribute]:
@@ -91,7 +93,7 @@ class TrainingBufferize(ModulePass):
         assert old is not None
         ret = old.last_op
         assert isinstance(ret, func.ReturnOp)
-        updates = T.updates_of(fn)
+        updates = updates_of(fn)
         arg_types = [to_memref(a.type, self.level) for a in old.args]
         arg_attrs = (
             list(fn.arg_attrs.data) if fn.arg_attrs else [DictionaryAttr({})] * len(old.args)
@@ -136,12 +138,11 @@ class TrainingBufferize(ModulePass):
             assert isinstance(o, T.TrainingComputeOp), f"cannot bufferize {o.name}"
             outs = [
                 self._out_buffer(o, r, k, bufs, direct, block)
-                for r, k in zip(o.results, T.inplace_of(o), strict=True)
+                for r, k in zip(o.results, inplace_of(o), strict=True)
             ]
-            props = {k: v for k, v in o.properties.items() if k != "operandSegmentSizes"}
-            new = type(o)([bufs[v] for v in o.ins], (), outs, properties=props)
+            new = rebuild(o, [bufs[v] for v in o.ins], outs)
             for k, v in o.attributes.items():
-                if k != T.INPLACE:
+                if k != INPLACE:
                     new.attributes[k] = v
             block.add_op(new)
 

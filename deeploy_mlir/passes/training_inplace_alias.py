@@ -6,13 +6,13 @@ a candidate (result r, operand k) is taken when
 * the operand dies at this op (no later reader, not returned), and
 * the operand's storage is not a function argument -- unless the op is a
   *state update* (SGD, gradient accumulation) whose result is returned as the
-  new value of that very argument (its `#training.result<... updates I>`), and
+  new value of that very argument (`training.updates`), and
 * the operand is not a constant, and the result is not returned (a returned
   result is written straight into its output argument, or is the new value of
   another argument).
 
-Chosen decisions are written as ``training.inplace = #training.inplace<k, ...>``
-(one entry per result, -1 = own buffer); `training-bufferize` reads them.
+Chosen decisions are written as ``training.inplace = array<i64: k, ...>`` (one
+entry per result, -1 = own buffer); `training-bufferize` reads them.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from xdsl.passes import ModulePass
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import TENSOR, require
+from deeploy_mlir.memory.aliasing import set_inplace, updates_of
 
 
 @dataclass
@@ -45,7 +46,7 @@ class _FunctionAliasing:
         assert block is not None
         self.ops = list(block.ops)
         self.index = {o: i for i, o in enumerate(self.ops)}
-        self.updates = T.updates_of(self.fn)
+        self.updates = updates_of(self.fn)
 
     @property
     def ret(self) -> Operation:
@@ -92,7 +93,7 @@ class _FunctionAliasing:
                     continue
                 decision[r] = k
                 self.root[o.results[r]] = self.root.get(o.ins[k], o.ins[k])
-            T.set_inplace(o, decision if any(d != -1 for d in decision) else None)
+            set_inplace(o, decision if any(d != -1 for d in decision) else None)
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ func.func @short(%x: memref<8xf32, "L2">, %y: memref<8xf32, "L2">) {
     training.relu ins(%xt : memref<4xf32, "L1">) outs(%yt : memref<4xf32, "L1">)
     %y_out = dma.copy %yt[%z] -> %y[%off] sizes [4] : memref<4xf32, "L1">, memref<8xf32, "L2">
     dma.wait %y_out
-  } {tiling.tile_loop}
+  } {tiling.loop = #tiling.loop<tile>}
   func.return
 }
 
@@ -52,7 +52,7 @@ func.func @short(%x: memref<8xf32, "L2">, %y: memref<8xf32, "L2">) {
 // CHECK-NOT:       dma.wait %[[ROUT]]
 // CHECK:           training.relu
 // CHECK-NEXT:      dma.copy {{.*}} on %[[ROUT]][%{{.*}}] :
-// CHECK-NEXT:    } {tiling.tile_loop}
+// CHECK-NEXT:    } {tiling.loop = #tiling.loop<tile>}
 // CHECK-NEXT:    %[[K0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[K1:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    dma.wait %[[ROUT]][%[[K0]]]
@@ -77,7 +77,7 @@ func.func @dynamic(%x: memref<64xf32, "L2">, %y: memref<64xf32, "L2">, %n: index
     training.relu ins(%xt : memref<4xf32, "L1">) outs(%yt : memref<4xf32, "L1">)
     %y_out = dma.copy %yt[%z] -> %y[%off] sizes [4] : memref<4xf32, "L1">, memref<64xf32, "L2">
     dma.wait %y_out
-  } {tiling.tile_loop}
+  } {tiling.loop = #tiling.loop<tile>}
   func.return
 }
 
@@ -94,7 +94,7 @@ func.func @dynamic(%x: memref<64xf32, "L2">, %y: memref<64xf32, "L2">, %n: index
 // CHECK-NEXT:        dma.wait %[[ROUT]][%[[SLOT]]]
 // CHECK-NEXT:      }
 // CHECK-NEXT:      training.relu
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}
 // CHECK-NEXT:    %[[K0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[K1:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    %[[K2:.*]] = arith.constant 2 : index

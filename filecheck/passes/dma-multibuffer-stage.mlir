@@ -1,7 +1,7 @@
 // RUN: deeploy-opt %s -p 'tiling-materialize,dma-multibuffer{count=2 levels=l3-only}' | filecheck %s
 
 // dma-multibuffer on the L3 hop (deeploy_mlir/passes/dma_multibuffer.py):
-// each stage loop {tiling.stage_loop} of tiling-materialize gets rings of
+// each stage loop {tiling.loop = #tiling.loop<stage>} of tiling-materialize gets rings of
 // `count` stage tiles in L2 and rings of requests. Stage tile 0 is fetched
 // before the loop; iteration i waits for its fetch, fetches tile i+1 into the
 // next slot (scf.if i+1 < trip count), waits for its slot's previous
@@ -61,7 +61,7 @@ func.func @l3_in_out(%x: memref<12xf32, "L3">, %y: memref<12xf32, "L3">) {
 // CHECK-NEXT:      %[[OUT:.*]] = dma.copy %[[YT]][%{{.*}}] -> %[[YS]][%{{.*}}] sizes [4] : memref<4xf32, "L1">, memref<4xf32, "L2">
 // CHECK-NEXT:      dma.wait %[[OUT]]
 // CHECK-NEXT:      %{{.*}} = dma.copy %[[YS]][%{{.*}}] -> %y[%[[OFF]]] sizes [4] on %[[SR]][%[[SLOT]]] : memref<4xf32, "L2">, memref<12xf32, "L3">
-// CHECK-NEXT:    } {tiling.stage_loop}
+// CHECK-NEXT:    } {tiling.loop = #tiling.loop<stage>}
 // CHECK-NEXT:    %[[K0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    dma.wait %[[SR]][%[[K0]]]
 // CHECK-NEXT:    %[[K1:.*]] = arith.constant 1 : index
@@ -78,11 +78,11 @@ func.func @inplace(%w: memref<6xf32, "L3">, %g: memref<6xf32, "L2">, %lr: memref
 
 // CHECK-LABEL: func.func @inplace
 // CHECK-NOT:     dma.request
-// CHECK:         } {tiling.stage_loop, dma.remark = "dma-multibuffer: the L3 hop keeps single buffering: %w_stage is fetched and written back in place (the next tile's fetch would overwrite what is written back)"}
+// CHECK:         } {tiling.loop = #tiling.loop<stage>, dma.remark = "dma-multibuffer: the L3 hop keeps single buffering: %w_stage is fetched and written back in place (the next tile's fetch would overwrite what is written back)"}
 
 // Fewer stage buffers than asked for (tile-select kept one): single-buffered.
 func.func @kept_one(%x: memref<8xf32, "L3">, %y: memref<8xf32, "L2">) {
-  tiling.tiled tiles [2] attributes {outer = array<i64: 2>, tiling.stage_buffers = 1 : i64} {
+  tiling.tiled tiles [2] attributes {outer = array<i64: 2>, stage_buffers = 1 : i64} {
     training.relu ins(%x : memref<8xf32, "L3">) outs(%y : memref<8xf32, "L2">)
   }
   func.return
@@ -90,4 +90,4 @@ func.func @kept_one(%x: memref<8xf32, "L3">, %y: memref<8xf32, "L2">) {
 
 // CHECK-LABEL: func.func @kept_one
 // CHECK-NOT:     dma.request
-// CHECK:         } {tiling.stage_loop, tiling.stage_buffers = 1 : i64, dma.remark = "dma-multibuffer: the L3 hop keeps single buffering: two stage tiles of this op do not fit the L2 the plan leaves free (tile-select kept one)"}
+// CHECK:         } {tiling.loop = #tiling.loop<stage, stage_buffers = 1>, dma.remark = "dma-multibuffer: the L3 hop keeps single buffering: two stage tiles of this op do not fit the L2 the plan leaves free (tile-select kept one)"}

@@ -6,7 +6,7 @@
 // RUN: not deeploy-opt %s -p 'dma-multibuffer{levels=l2}' 2>&1 | filecheck %s --check-prefix=ERR-LEVELS
 
 // dma-multibuffer{count=N levels=all|l3-only} (deeploy_mlir/passes/dma_multibuffer.py)
-// on the tile loops of tiling-materialize (scf.for {tiling.tile_loop}: copies
+// on the tile loops of tiling-materialize (scf.for {tiling.loop = #tiling.loop<tile>}: copies
 // in, their waits, the compute op, copies out, their waits). Most inputs are
 // `tiling.tiled` ops that tiling-materialize turns into that loop; a few
 // loops tiling-materialize cannot write (ops whose dims all stay whole) are
@@ -17,7 +17,7 @@
 
 // ERR-COUNT:  {{^}}deeploy-opt: error: dma-multibuffer: count must be at least 1, got 0{{$}}
 // ERR-COUNT-NOT: {{.}}
-// ERR-LEVELS: {{^}}deeploy-opt: error: dma-multibuffer: levels must be 'all' or 'l3-only', got 'l2'{{$}}
+// ERR-LEVELS: {{^}}deeploy-opt: error: pass pipeline: dma-multibuffer: levels must be 'all' or 'l3-only', got 'l2'{{$}}
 // ERR-LEVELS-NOT: {{.}}
 
 // =============================================================================
@@ -87,7 +87,7 @@ func.func @relu(%x: memref<12xf32, "L2">, %y: memref<12xf32, "L2">) {
 // CHECK-NEXT:      training.relu ins(%[[XS]] : memref<4xf32, "L1">) outs(%[[YS]] : memref<4xf32, "L1">)
 // ... and tile i is written back without a wait.
 // CHECK-NEXT:      %{{.*}} = dma.copy %[[YS]][%[[Z]]] -> %y[%[[OFF]]] sizes [4] on %[[ROUT]][%[[SLOT]]] : memref<4xf32, "L1">, memref<12xf32, "L2">
-// CHECK-NEXT:    } {tiling.tile_loop}
+// CHECK-NEXT:    } {tiling.loop = #tiling.loop<tile>}
 // After the loop, both write-back slots are waited for.
 // CHECK-NEXT:    %[[K0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[K1:.*]] = arith.constant 1 : index
@@ -107,7 +107,7 @@ func.func @relu(%x: memref<12xf32, "L2">, %y: memref<12xf32, "L2">) {
 // L3ONLY-NEXT:      training.relu ins(%[[XT]] : memref<4xf32, "L1">) outs(%[[YT]] : memref<4xf32, "L1">)
 // L3ONLY-NEXT:      %[[OUT:.*]] = dma.copy %[[YT]][%{{.*}}] -> %y[%{{.*}}] sizes [4] :
 // L3ONLY-NEXT:      dma.wait %[[OUT]]
-// L3ONLY-NEXT:    } {tiling.tile_loop}
+// L3ONLY-NEXT:    } {tiling.loop = #tiling.loop<tile>}
 // L3ONLY-NEXT:    func.return
 
 // count=3: rings of 3, slot i % 3, the next tile into (i + 1) % 3. The loop
@@ -126,7 +126,7 @@ func.func @relu(%x: memref<12xf32, "L2">, %y: memref<12xf32, "L2">) {
 // COUNT3-NEXT:        arith.constant 3 : index
 // COUNT3-NEXT:        arith.remui
 // COUNT3-NOT:       dma.wait
-// COUNT3:         } {tiling.tile_loop}
+// COUNT3:         } {tiling.loop = #tiling.loop<tile>}
 // COUNT3-NEXT:    %[[K0:.*]] = arith.constant 0 : index
 // COUNT3-NEXT:    %[[K1:.*]] = arith.constant 1 : index
 // COUNT3-NEXT:    %[[K2:.*]] = arith.constant 2 : index
@@ -141,7 +141,7 @@ func.func @relu(%x: memref<12xf32, "L2">, %y: memref<12xf32, "L2">) {
 // COUNT1-NEXT:    memref.alloc() : memref<4xf32, "L1">
 // COUNT1-NOT:     dma.request
 // COUNT1-NOT:     dma.slot
-// COUNT1:         } {tiling.tile_loop}
+// COUNT1:         } {tiling.loop = #tiling.loop<tile>}
 // COUNT1-NEXT:    func.return
 
 // -----
@@ -174,7 +174,7 @@ func.func @l3(%x: memref<12xf32, "L3">, %y: memref<12xf32, "L3">) {
 // CHECK-NEXT:      }
 // CHECK-NEXT:      training.relu
 // CHECK-NEXT:      dma.copy %{{.*}} -> %y[%{{.*}}] sizes [4] on %[[ROUT]][%[[SLOT]]] : memref<4xf32, "L2">, memref<12xf32, "L3">
-// CHECK-NEXT:    } {tiling.tile_loop}
+// CHECK-NEXT:    } {tiling.loop = #tiling.loop<tile>}
 
 // L3ONLY-LABEL: func.func @l3
 // L3ONLY-NEXT:    %[[XR:.*]] = memref.alloc() : memref<2x4xf32, "L2">
@@ -182,7 +182,7 @@ func.func @l3(%x: memref<12xf32, "L3">, %y: memref<12xf32, "L3">) {
 // L3ONLY:         %[[RIN:.*]] = dma.request count 2
 // L3ONLY-NEXT:    %[[ROUT:.*]] = dma.request count 2
 // L3ONLY:         scf.if
-// L3ONLY:         } {tiling.tile_loop}
+// L3ONLY:         } {tiling.loop = #tiling.loop<tile>}
 // L3ONLY-NEXT:    arith.constant 0 : index
 // L3ONLY-NEXT:    arith.constant 1 : index
 // L3ONLY-NEXT:    dma.wait %[[ROUT]]
@@ -261,7 +261,7 @@ func.func @gemm(%x: memref<2x3xf32, "L2">, %w: memref<5x3xf32, "L2">, %b: memref
 // CHECK-NEXT:      }
 // CHECK-NEXT:      training.gemm ins(%[[XS]], %[[WS]], %[[BS]] : memref<2x3xf32, "L1">, memref<2x3xf32, "L1">, memref<2xf32, "L1">) outs(%[[YS]] : memref<2x2xf32, "L1">) {trans_b}
 // CHECK-NEXT:      dma.copy %[[YS]][%[[Z]], %[[Z]]] -> %y[%[[Z]], %[[OFF]]] sizes [2, 2] on %[[RY]][%[[SLOT]]]
-// CHECK-NEXT:    } {tiling.tile_loop}
+// CHECK-NEXT:    } {tiling.loop = #tiling.loop<tile>}
 // CHECK-NEXT:    %[[K0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[K1:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    dma.wait %[[RY]][%[[K0]]]
@@ -305,11 +305,11 @@ func.func @sgd(%w: memref<8xf32, "L2">, %g: memref<8xf32, "L2">, %lr: memref<1xf
 // CHECK:           training.sgd ins(%[[WT]], %{{.*}}, %{{.*}} : memref<4xf32, "L1">, memref<4xf32, "L1">, memref<1xf32, "L1">) outs(%[[WT]] : memref<4xf32, "L1">)
 // CHECK-NEXT:      %[[WO:.*]] = dma.copy %[[WT]][%{{.*}}] -> %w
 // CHECK-NEXT:      dma.wait %[[WO]]
-// CHECK-NEXT:    } {tiling.tile_loop, dma.remark = "dma-multibuffer: training.sgd writing %w keeps single buffering: its output #0 aliases input #0 (written in place)"}
+// CHECK-NEXT:    } {tiling.loop = #tiling.loop<tile>, dma.remark = "dma-multibuffer: training.sgd writing %w keeps single buffering: its output #0 aliases input #0 (written in place)"}
 
 // L3ONLY-LABEL: func.func @sgd
 // L3ONLY-NOT:     dma.request
-// L3ONLY:         } {tiling.tile_loop}
+// L3ONLY:         } {tiling.loop = #tiling.loop<tile>}
 // L3ONLY-NEXT:    func.return
 
 // Gradient accumulation writes its buffer in place too.
@@ -322,10 +322,10 @@ func.func @accumulate(%buf: memref<8xf32, "L2">, %g: memref<8xf32, "L2">, %reset
 
 // CHECK-LABEL: func.func @accumulate
 // CHECK-NOT:     dma.request
-// CHECK:         } {tiling.tile_loop, dma.remark = "dma-multibuffer: training.accumulate writing %buf keeps single buffering: its output #0 aliases input #0 (written in place)"}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>, dma.remark = "dma-multibuffer: training.accumulate writing %buf keeps single buffering: its output #0 aliases input #0 (written in place)"}
 
 // L3ONLY-LABEL: func.func @accumulate
-// L3ONLY:         } {tiling.tile_loop}
+// L3ONLY:         } {tiling.loop = #tiling.loop<tile>}
 // L3ONLY-NEXT:    func.return
 
 // A scalar in the pattern: the broadcast factor %s of x * s. Its copy would be
@@ -340,10 +340,10 @@ func.func @scale(%s: memref<f32, "L2">, %x: memref<8xf32, "L2">, %y: memref<8xf3
 // CHECK-LABEL: func.func @scale
 // CHECK-NOT:     dma.request
 // CHECK:           dma.copy %s[] -> %{{.*}}[] sizes [] : memref<f32, "L2">, memref<f32, "L1">
-// CHECK:         } {tiling.tile_loop, dma.remark = "dma-multibuffer: training.binary writing %y: the whole pattern falls back to single buffering: %s is a scalar"}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>, dma.remark = "dma-multibuffer: training.binary writing %y: the whole pattern falls back to single buffering: %s is a scalar"}
 
 // L3ONLY-LABEL: func.func @scale
-// L3ONLY:         } {tiling.tile_loop}
+// L3ONLY:         } {tiling.loop = #tiling.loop<tile>}
 // L3ONLY-NEXT:    func.return
 
 // Softmax cross-entropy loss writes a scalar (the loss) and the log-probs.
@@ -372,16 +372,16 @@ func.func @sce(%s: memref<4x10xf32, "L2">, %l: memref<4xi64, "L2">, %loss: memre
     %lp_out = dma.copy %lp_tile[%z, %z] -> %lp[%off, %z] sizes [2, 10] : memref<2x10xf32, "L1">, memref<4x10xf32, "L2">
     dma.wait %loss_out
     dma.wait %lp_out
-  } {tiling.tile_loop}
+  } {tiling.loop = #tiling.loop<tile>}
   func.return
 }
 
 // CHECK-LABEL: func.func @sce
 // CHECK-NOT:     dma.request
-// CHECK:         } {tiling.tile_loop, dma.remark = "dma-multibuffer: training.softmax_cross_entropy_loss writing %loss keeps single buffering: its 2 outputs live in different buffers that different consumers free"}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>, dma.remark = "dma-multibuffer: training.softmax_cross_entropy_loss writing %loss keeps single buffering: its 2 outputs live in different buffers that different consumers free"}
 
 // L3ONLY-LABEL: func.func @sce
-// L3ONLY:         } {tiling.tile_loop}
+// L3ONLY:         } {tiling.loop = #tiling.loop<tile>}
 // L3ONLY-NEXT:    func.return
 
 // Its gradient reads the scalar upstream gradient dY: the scalar rule.
@@ -407,16 +407,16 @@ func.func @sce_grad(%dy: memref<f32, "L2">, %lp: memref<4x10xf32, "L2">, %l: mem
     training.softmax_cross_entropy_loss_grad ins(%dy_tile, %lp_tile, %l_tile : memref<f32, "L1">, memref<2x10xf32, "L1">, memref<2xi64, "L1">) outs(%dx_tile : memref<2x10xf32, "L1">)
     %dx_out = dma.copy %dx_tile[%z, %z] -> %dx[%off, %z] sizes [2, 10] : memref<2x10xf32, "L1">, memref<4x10xf32, "L2">
     dma.wait %dx_out
-  } {tiling.tile_loop}
+  } {tiling.loop = #tiling.loop<tile>}
   func.return
 }
 
 // CHECK-LABEL: func.func @sce_grad
 // CHECK-NOT:     dma.request
-// CHECK:         } {tiling.tile_loop, dma.remark = "dma-multibuffer: training.softmax_cross_entropy_loss_grad writing %dx: the whole pattern falls back to single buffering: %dy is a scalar"}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>, dma.remark = "dma-multibuffer: training.softmax_cross_entropy_loss_grad writing %dx: the whole pattern falls back to single buffering: %dy is a scalar"}
 
 // L3ONLY-LABEL: func.func @sce_grad
-// L3ONLY:         } {tiling.tile_loop}
+// L3ONLY:         } {tiling.loop = #tiling.loop<tile>}
 // L3ONLY-NEXT:    func.return
 
 // A tile loop must hold exactly one compute op (by hand: two kernels).
@@ -436,14 +436,14 @@ func.func @two(%x: memref<8xf32, "L2">, %y: memref<8xf32, "L2">) {
     training.relu ins(%y_tile : memref<4xf32, "L1">) outs(%x_tile : memref<4xf32, "L1">)
     %y_out = dma.copy %x_tile[%z] -> %y[%off] sizes [4] : memref<4xf32, "L1">, memref<8xf32, "L2">
     dma.wait %y_out
-  } {tiling.tile_loop}
+  } {tiling.loop = #tiling.loop<tile>}
   func.return
 }
 
 // CHECK-LABEL: func.func @two
 // CHECK-NOT:     dma.request
-// CHECK:         } {tiling.tile_loop, dma.remark = "dma-multibuffer: the loop does not hold exactly one compute op"}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>, dma.remark = "dma-multibuffer: the loop does not hold exactly one compute op"}
 
 // L3ONLY-LABEL: func.func @two
-// L3ONLY:         } {tiling.tile_loop}
+// L3ONLY:         } {tiling.loop = #tiling.loop<tile>}
 // L3ONLY-NEXT:    func.return

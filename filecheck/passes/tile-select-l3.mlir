@@ -35,7 +35,7 @@ func.func @staged(%x: memref<10xf32, "L3">, %y: memref<10xf32, "L2">) {
 // 46 - 40 = 6 B free: two stage tiles of one float (8 B) do not fit, one does;
 // the op keeps one stage buffer and says so (dma-multibuffer then leaves its
 // L3 hop single-buffered).
-// KEPT:       tiling.tiled tiles [1] attributes {tiling.stage_buffers = 1 : i64, outer = array<i64: 1>} {
+// KEPT:       tiling.tiled tiles [1] attributes {outer = array<i64: 1>, stage_buffers = 1 : i64} {
 
 // 2 B free cannot stage even one float of %x.
 // ERR: deeploy-opt: error: @staged: the op writing %y (training.relu) needs at least 4 bytes of L2 to stage its L3 operands (smallest tiles, 1 buffer(s)); the L2 budget leaves 2 bytes free

@@ -37,7 +37,7 @@ func.func @dw(%dy: memref<3x4x4x4xf32, "L2">, %x: memref<3x2x4x4xf32, "L2">, %w:
 // CHECK-NEXT:      dma.wait %db_sum
 // CHECK-NEXT:      training.conv2d_grad {{.*}} outs(%[[DW2]], %[[DB2]] : {{.*}}) {outputs = ["dW", "dB"], accumulate = array<i64: 0, 1>}
 // CHECK-NEXT:      dma.copy %[[DW2]][{{.*}}] -> %dw
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}
 // CHECK-NEXT:    func.return
 
 // dX sums over the output channels: 4 in tiles of 2, and the batch of 2
@@ -65,7 +65,7 @@ func.func @dx(%dy: memref<2x4x4x4xf32, "L2">, %x: memref<2x3x4x4xf32, "L2">, %w:
 // CHECK-NOT:       _sum
 // CHECK-NOT:       dma.copy %x
 // CHECK:           training.conv2d_grad ins(%dy_tile, %[[DX]], %w_tile : {{.*}}) outs(%[[DX]] : {{.*}}) {outputs = ["dX"]}{{$}}
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}
 // CHECK:         %[[DX2:dx_tile_1]] = memref.alloc() : memref<1x3x4x4xf32, "L1">
 // CHECK-NEXT:    %[[LO2:.*]] = arith.constant 2 : index
 // CHECK-NEXT:    %[[HI2:.*]] = arith.constant 4 : index
@@ -73,7 +73,7 @@ func.func @dx(%dy: memref<2x4x4x4xf32, "L2">, %x: memref<2x3x4x4xf32, "L2">, %w:
 // CHECK-NEXT:    scf.for %[[J:.*]] = %[[LO2]] to %[[HI2]] step %[[ONE2]] {
 // CHECK:           %dx_sum = dma.copy %dx[{{.*}}] -> %[[DX2]][{{.*}}] sizes [1, 3, 4, 4]
 // CHECK:           training.conv2d_grad {{.*}} outs(%[[DX2]] : {{.*}}) {outputs = ["dX"], accumulate = array<i64: 0>}
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}
 
 // layer_norm_grad: 6 rows in tiles of 2. dX indexes the rows (written by
 // every tile); dScale and dBias sum over them (outputs 1 and 2 add).
@@ -93,4 +93,4 @@ func.func @ln(%dy: memref<6x8xf32, "L2">, %x: memref<6x8xf32, "L2">, %s: memref<
 // CHECK-NEXT:      %dbias_sum = dma.copy %dbias
 // CHECK:           training.layer_norm_grad {{.*}} {axis = 1 : i64, accumulate = array<i64: 1, 2>}
 // CHECK-NEXT:      %dx_out_1 = dma.copy
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}

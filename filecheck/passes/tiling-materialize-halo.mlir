@@ -44,7 +44,7 @@ func.func @conv(%x: memref<1x2x8x6xf32, "L2">, %w: memref<3x2x3x3xf32, "L2">, %y
 // CHECK-NEXT:      dma.copy %x[%[[Z]], %[[Z]], %[[IN]], %[[Z]]] -> %[[X1]][{{.*}}] sizes [1, 2, 4, 6]
 // CHECK:           training.conv2d ins(%[[X1]], {{.*}}) outs({{.*}} : memref<1x3x2x6xf32, "L1">) {pads = array<i64: 0, 1, 0, 1>}
 // CHECK:           dma.copy {{.*}} -> %y[%[[Z]], %[[Z]], %[[OUT]], %[[Z]]] sizes [1, 3, 2, 6]
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}
 // the bottom tile: input rows from 5, output rows from 6
 // CHECK:         %[[X3:.*]] = memref.alloc() : memref<1x2x3x6xf32, "L1">
 // CHECK:         %[[F5:.*]] = arith.constant 5 : index
@@ -74,7 +74,7 @@ func.func @maxpool(%x: memref<1x4x8x8xf32, "L2">, %y: memref<1x4x4x4xf32, "L2">,
 // CHECK:           %[[CH:.*]] = arith.muli %[[C]], %{{.*}} : index
 // CHECK-NEXT:      %[[Z:.*]] = arith.constant 0 : index
 // CHECK:           training.maxpool2d ins({{.*}} : memref<1x1x4x8xf32, "L1">) outs({{.*}}) origin(%[[Z]], %[[CH]], %[[Z]], %[[Z]]) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 1>, index_frame = array<i64: 4, 8, 8>}
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}
 // CHECK:         memref.alloc() : memref<1x1x5x8xf32, "L1">
 // CHECK:         scf.for %[[C2:.*]] = {{.*}} {
 // CHECK:           %[[CH2:.*]] = arith.muli %[[C2]], %{{.*}} : index
@@ -82,4 +82,4 @@ func.func @maxpool(%x: memref<1x4x8x8xf32, "L2">, %y: memref<1x4x4x4xf32, "L2">,
 // CHECK-NEXT:      %[[R3:.*]] = arith.constant 3 : index
 // CHECK-NEXT:      dma.copy %x[%[[Z2]], %[[CH2]], %[[R3]], %[[Z2]]] {{.*}} sizes [1, 1, 5, 8]
 // CHECK:           training.maxpool2d ins({{.*}} : memref<1x1x5x8xf32, "L1">) outs({{.*}}) origin(%[[Z2]], %[[CH2]], %[[R3]], %[[Z2]]) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 1, 0, 1>, index_frame = array<i64: 4, 8, 8>}
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}

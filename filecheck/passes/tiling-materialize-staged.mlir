@@ -2,7 +2,7 @@
 
 // tiling-materialize of a `tiling.tiled` with `outer` tiles (an operand in
 // L3): per outer variant, L2 stage buffers for the L3 operands and a loop
-// {tiling.stage_loop} over the stage tiles. Per stage tile: the L3 -> L2
+// {tiling.loop = #tiling.loop<stage>} over the stage tiles. Per stage tile: the L3 -> L2
 // copies of the L3 inputs and their waits, then the L1 tile loops of the op
 // inside the stage tile (their L1 buffers allocated in the stage loop body, so
 // that arena-plan sees they live within one stage tile), then the L2 -> L3
@@ -45,8 +45,8 @@ func.func @staged(%x: memref<10xf32, "L3">, %y: memref<10xf32, "L2">) {
 // CHECK-NEXT:        %[[YOFF:.*]] = arith.addi %[[SOFF]], %[[TOFF]] : index
 // CHECK-NEXT:        %[[OUT:.*]] = dma.copy %[[YT]][%[[Z2]]] -> %y[%[[YOFF]]] sizes [2] : memref<2xf32, "L1">, memref<10xf32, "L2">
 // CHECK-NEXT:        dma.wait %[[OUT]]
-// CHECK-NEXT:      } {tiling.tile_loop}
-// CHECK-NEXT:    } {tiling.stage_loop}
+// CHECK-NEXT:      } {tiling.loop = #tiling.loop<tile>}
+// CHECK-NEXT:    } {tiling.loop = #tiling.loop<stage>}
 // The ragged stage tile: 2 floats at offset 8, one L1 tile, no loops.
 // CHECK-NEXT:    %[[ST2:.*]] = memref.alloc() : memref<2xf32, "L2">
 // CHECK-NEXT:    %[[EIGHT:.*]] = arith.constant 8 : index
@@ -84,4 +84,4 @@ func.func @inplace(%w: memref<6xf32, "L3">, %g: memref<6xf32, "L2">, %lr: memref
 // CHECK:           dma.copy %{{.*}} -> %[[WS]][%{{.*}}] sizes [3] : memref<3xf32, "L1">, memref<3xf32, "L2">
 // CHECK:           %[[S:.*]] = dma.copy %[[WS]][%{{.*}}] -> %w[%{{.*}}] sizes [3] : memref<3xf32, "L2">, memref<6xf32, "L3">
 // CHECK-NEXT:      dma.wait %[[S]]
-// CHECK-NEXT:    } {tiling.stage_loop}
+// CHECK-NEXT:    } {tiling.loop = #tiling.loop<stage>}

@@ -4,7 +4,7 @@
 // `tiling.tiled` becomes, per variant (every combination of the full-tile part
 // and the ragged remainder of each tiled dim), its own static tile buffers
 // (memref.alloc in the tile level, L1 by default) and one scf.for over the
-// variant's tiles, marked {tiling.tile_loop}, whose index splits into the
+// variant's tiles, marked {tiling.loop = #tiling.loop<tile>}, whose index splits into the
 // per-dim tile indices with arith.remui / arith.divui (innermost dim fastest).
 // A variant of one tile has no loop. Per tile: every input tile copied in
 // (dma.copy, asynchronous), then the waits of all of them, the compute op on
@@ -39,7 +39,7 @@ func.func @ragged(%x: memref<10xf32, "L2">, %y: memref<10xf32, "L2">) {
 // CHECK-NEXT:      training.relu ins(%[[XT]] : memref<4xf32, "L1">) outs(%[[YT]] : memref<4xf32, "L1">)
 // CHECK-NEXT:      %[[OUT:.*]] = dma.copy %[[YT]][%[[Z]]] -> %y[%[[OFF]]] sizes [4] : memref<4xf32, "L1">, memref<10xf32, "L2">
 // CHECK-NEXT:      dma.wait %[[OUT]]
-// CHECK-NEXT:    } {tiling.tile_loop}
+// CHECK-NEXT:    } {tiling.loop = #tiling.loop<tile>}
 // CHECK-NEXT:    %[[XR:.*]] = memref.alloc() : memref<2xf32, "L1">
 // CHECK-NEXT:    %[[YR:.*]] = memref.alloc() : memref<2xf32, "L1">
 // CHECK-NEXT:    %[[Z2:.*]] = arith.constant 0 : index
@@ -86,7 +86,7 @@ func.func @grid(%x: memref<6x4xf32, "L2">, %y: memref<6x4xf32, "L2">) {
 // CHECK-NEXT:      training.relu ins(%[[XT]] : memref<2x2xf32, "L1">) outs(%[[YT]] : memref<2x2xf32, "L1">)
 // CHECK-NEXT:      %[[OUT:.*]] = dma.copy %[[YT]][%[[Z]], %[[Z]]] -> %y[%[[ROFF]], %[[COFF]]] sizes [2, 2] : memref<2x2xf32, "L1">, memref<6x4xf32, "L2">
 // CHECK-NEXT:      dma.wait %[[OUT]]
-// CHECK-NEXT:    } {tiling.tile_loop}
+// CHECK-NEXT:    } {tiling.loop = #tiling.loop<tile>}
 // CHECK-NEXT:    func.return
 
 // =============================================================================
@@ -124,7 +124,7 @@ func.func @cube(%x: memref<2x3x4xf32, "L2">, %y: memref<2x3x4xf32, "L2">) {
 // CHECK-NEXT:      %[[Z:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      %{{.*}} = dma.copy %x[%[[O0]], %[[O1]], %[[O2]]] -> %{{.*}}[%[[Z]], %[[Z]], %[[Z]]] sizes [1, 1, 2] : memref<2x3x4xf32, "L2">, memref<1x1x2xf32, "L1">
 // CHECK:           dma.copy %{{.*}}[%[[Z]], %[[Z]], %[[Z]]] -> %y[%[[O0]], %[[O1]], %[[O2]]] sizes [1, 1, 2]
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}
 
 // =============================================================================
 // Ragged in both dims: four variants
@@ -160,7 +160,7 @@ func.func @ragged2d(%x: memref<5x5xf32, "L2">, %y: memref<5x5xf32, "L2">) {
 // CHECK-NEXT:      %[[ROA:.*]] = arith.muli %[[RA]], %{{.*}} : index
 // CHECK-NEXT:      %[[ZA:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      %{{.*}} = dma.copy %x[%[[ROA]], %[[COA]]] -> %[[XA]][%[[ZA]], %[[ZA]]] sizes [2, 2] :
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}
 // CHECK-NEXT:    %[[XB:.*]] = memref.alloc() : memref<2x1xf32, "L1">
 // CHECK-NEXT:    %{{.*}} = memref.alloc() : memref<2x1xf32, "L1">
 // CHECK-NEXT:    %{{.*}} = arith.constant 0 : index
@@ -172,7 +172,7 @@ func.func @ragged2d(%x: memref<5x5xf32, "L2">, %y: memref<5x5xf32, "L2">) {
 // CHECK-NEXT:      %[[ZB:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      %[[FOURB:.*]] = arith.constant 4 : index
 // CHECK-NEXT:      %{{.*}} = dma.copy %x[%[[ROB]], %[[FOURB]]] -> %[[XB]][%[[ZB]], %[[ZB]]] sizes [2, 1] :
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}
 // CHECK-NEXT:    %[[XC:.*]] = memref.alloc() : memref<1x2xf32, "L1">
 // CHECK-NEXT:    %{{.*}} = memref.alloc() : memref<1x2xf32, "L1">
 // CHECK-NEXT:    %{{.*}} = arith.constant 0 : index
@@ -184,7 +184,7 @@ func.func @ragged2d(%x: memref<5x5xf32, "L2">, %y: memref<5x5xf32, "L2">) {
 // CHECK-NEXT:      %[[ZC:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      %[[FOURC:.*]] = arith.constant 4 : index
 // CHECK-NEXT:      %{{.*}} = dma.copy %x[%[[FOURC]], %[[COC]]] -> %[[XC]][%[[ZC]], %[[ZC]]] sizes [1, 2] :
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}
 // CHECK-NEXT:    %[[XD:.*]] = memref.alloc() : memref<1x1xf32, "L1">
 // CHECK-NEXT:    %[[YD:.*]] = memref.alloc() : memref<1x1xf32, "L1">
 // CHECK-NEXT:    %[[ZD:.*]] = arith.constant 0 : index
@@ -233,7 +233,7 @@ func.func @gemm(%x: memref<2x3xf32, "L2">, %w: memref<5x3xf32, "L2">, %b: memref
 // CHECK-NEXT:      training.gemm ins(%[[XT]], %[[WT]], %[[BT]] : memref<2x3xf32, "L1">, memref<2x3xf32, "L1">, memref<2xf32, "L1">) outs(%[[YT]] : memref<2x2xf32, "L1">) {trans_b}
 // CHECK-NEXT:      %[[YO:.*]] = dma.copy %[[YT]][%[[Z]], %[[Z]]] -> %y[%[[Z]], %[[NOFF]]] sizes [2, 2] : memref<2x2xf32, "L1">, memref<2x5xf32, "L2">
 // CHECK-NEXT:      dma.wait %[[YO]]
-// CHECK-NEXT:    } {tiling.tile_loop}
+// CHECK-NEXT:    } {tiling.loop = #tiling.loop<tile>}
 // CHECK-NEXT:    %[[XR:.*]] = memref.alloc() : memref<2x3xf32, "L1">
 // CHECK-NEXT:    %[[WR:.*]] = memref.alloc() : memref<1x3xf32, "L1">
 // CHECK-NEXT:    %[[BR:.*]] = memref.alloc() : memref<1xf32, "L1">
@@ -259,7 +259,7 @@ func.func @gemm(%x: memref<2x3xf32, "L2">, %w: memref<5x3xf32, "L2">, %b: memref
 // loop dim, so its tile is 1x4 at (0, 0) on every tile. The scalar %s is a
 // rank-0 tile, copied with no offsets. %y read and written in place (same
 // value, same map) is one L1 buffer, copied in and out. Tiles equal to the
-// whole tensor: one tile, no loop, no tiling.tile_loop.
+// whole tensor: one tile, no loop, no #tiling.loop<tile>.
 func.func @operands(%x: memref<6x4xf32, "L2">, %b: memref<1x4xf32, "L2">, %s: memref<f32, "L2">, %y: memref<6x4xf32, "L2">) {
   tiling.tiled tiles [2, 4] {
     training.binary ins(%x, %b : memref<6x4xf32, "L2">, memref<1x4xf32, "L2">) outs(%y : memref<6x4xf32, "L2">) {kind = "add"}
@@ -286,7 +286,7 @@ func.func @operands(%x: memref<6x4xf32, "L2">, %b: memref<1x4xf32, "L2">, %s: me
 // CHECK-NEXT:      dma.wait %[[XI]]
 // CHECK-NEXT:      dma.wait %[[BI]]
 // CHECK-NEXT:      training.binary ins(%[[XT]], %[[BT]] : memref<2x4xf32, "L1">, memref<1x4xf32, "L1">) outs(%[[YT]] : memref<2x4xf32, "L1">) {kind = "add"}
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}
 // CHECK-NEXT:    %[[ST:.*]] = memref.alloc() : memref<f32, "L1">
 // CHECK-NEXT:    %[[YT2:.*]] = memref.alloc() : memref<3x4xf32, "L1">
 // CHECK-NOT:     memref.alloc
@@ -301,7 +301,7 @@ func.func @operands(%x: memref<6x4xf32, "L2">, %b: memref<1x4xf32, "L2">, %s: me
 // CHECK-NEXT:      training.binary ins(%[[ST]], %[[YT2]] : memref<f32, "L1">, memref<3x4xf32, "L1">) outs(%[[YT2]] : memref<3x4xf32, "L1">) {kind = "mul"}
 // CHECK-NEXT:      %[[YO:.*]] = dma.copy %[[YT2]][%[[Z2]], %[[Z2]]] -> %y[%[[ROFF2]], %[[Z2]]] sizes [3, 4] :
 // CHECK-NEXT:      dma.wait %[[YO]]
-// CHECK-NEXT:    } {tiling.tile_loop}
+// CHECK-NEXT:    } {tiling.loop = #tiling.loop<tile>}
 // CHECK-NEXT:    %[[YW:.*]] = memref.alloc() : memref<6x4xf32, "L1">
 // CHECK-NEXT:    %[[XW:.*]] = memref.alloc() : memref<6x4xf32, "L1">
 // CHECK-NEXT:    %[[Z3:.*]] = arith.constant 0 : index
@@ -327,4 +327,4 @@ func.func @l3(%x: memref<12xf32, "L3">, %y: memref<12xf32, "L3">) {
 // CHECK-NEXT:    %[[YT:.*]] = memref.alloc() : memref<4xf32, "L2">
 // CHECK:           dma.copy %x[%{{.*}}] -> %[[XT]][%{{.*}}] sizes [4] : memref<12xf32, "L3">, memref<4xf32, "L2">
 // CHECK:           dma.copy %[[YT]][%{{.*}}] -> %y[%{{.*}}] sizes [4] : memref<4xf32, "L2">, memref<12xf32, "L3">
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}

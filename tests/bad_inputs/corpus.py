@@ -864,7 +864,8 @@ for name, pipe, err in [
     (
         "multibuffer_levels",
         "training-bufferize,arena-plan,tile-select,tiling-materialize,dma-multibuffer{levels=l2}",
-        "dma-multibuffer: levels must be 'all' or 'l3-only', got 'l2'",
+        "--pass-pipeline 'training-bufferize,arena-plan,tile-select,tiling-materialize,"
+        "dma-multibuffer{levels=l2}': dma-multibuffer: levels must be 'all' or 'l3-only', got 'l2'",
     ),
     (
         "multibuffer_count",

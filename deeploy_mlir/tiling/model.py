@@ -1,0 +1,376 @@
+"""The tiling model: what one op's tile problem is and how a tile choice scores.
+
+A problem is an op's loop dims (`IterationSpace.dims`), the dims it keeps
+whole, its distinct tile buffers (`Operand`: which dims index it, element
+size, copied in / out / in again when it accumulates) and its halos (a
+sliding window's input dim following its output dim). A combination of tile
+sizes (one row of `Combos`) has a footprint (bytes of one buffer of every
+operand tile), a tile count and a cost (`CostModel`: the cycles of its tile
+loop's transfers). `pareto_candidates` enumerates the combinations worth
+trying (per dim the smallest size of each tile count), scores them all in
+numpy and keeps the front of footprint against (cost, tile count). The cost
+is the cycle model's (cost/events.py) for the board's DMA engine.
+
+A library module: tile-select, tiling-materialize, memory-home and
+dma-multibuffer import it; it imports numpy, xDSL, the training dialect, the
+board record and the cycle model's transfer cost.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from xdsl.dialects.builtin import MemRefType, StringAttr
+from xdsl.ir import SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineMap
+
+from deeploy_mlir.cost.events import transfer_cycles
+from deeploy_mlir.dialects import training as T
+from deeploy_mlir.targets.boards import Engine
+
+#: tile-size combinations: one row per combination, one column per loop dim
+#: (the cost model scores every row at once; one combination is one row)
+Combos = NDArray[np.int64]
+
+
+def as_combos(tiles: Sequence[int]) -> Combos:
+    """One combination as a one-row `Combos`."""
+    return np.asarray([tiles], dtype=np.int64).reshape(1, len(tiles))
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One distinct tile buffer of an op: which loop dims index it, element size,
+    and whether it is copied in, out, or both."""
+
+    dims: tuple[int | None, ...]
+    elem_bytes: int
+    copy_in: bool
+    copy_out: bool
+    #: an output that the op adds into when one of these (accumulating
+    #: reduction) dims tiles: its tiles are then also copied in
+    acc_dims: tuple[int, ...] = ()
+
+    def tile_elems(self, t: Combos) -> NDArray[np.int64]:
+        """Elements of its tile, per combination."""
+        elems = np.ones(len(t), dtype=np.int64)
+        for d in self.dims:
+            if d is not None:
+                elems *= t[:, d]
+        return elems
+
+    def moves(self, dims: Sequence[int], t: Combos) -> NDArray[np.int64]:
+        """Transfers per tile and combination: in, out, and in again when it
+        accumulates (one of its `acc_dims` tiles)."""
+        moves = np.full(len(t), int(self.copy_in) + int(self.copy_out), dtype=np.int64)
+        if self.acc_dims and not self.copy_in:
+            acc = list(self.acc_dims)
+            moves += np.any(t[:, acc] < np.asarray(dims, dtype=np.int64)[acc], axis=1)
+        return moves
+
+
+def map_dims(m: AffineMap) -> tuple[int | None, ...]:
+    return tuple(r.position if isinstance(r, AffineDimExpr) else None for r in m.results)
+
+
+def in_l3(v: SSAValue) -> bool:
+    t = v.type
+    return isinstance(t, MemRefType) and t.memory_space == StringAttr("L3")
+
+
+def tile_operands(
+    op: T.TrainingComputeOp, only: Callable[[SSAValue], bool] | None = None
+) -> list[Operand]:
+    """The distinct (value, index map) pairs of `op`: an operand read and written
+    in place, or read twice the same way, is one tile buffer. `only` keeps the
+    values it accepts (e.g. the L3 ones, staged through L2). An input the
+    kernels do not read (`IterationSpace.unread`) has no tile buffer."""
+    assert isinstance(op, T.IterationSpaceInterface)
+    space = op.iteration_space()
+    values: list[SSAValue] = [*op.ins, *op.outs]
+    unread = set(stand_ins(op))
+    seen: dict[tuple[SSAValue, tuple[int | None, ...]], int] = {}
+    out: list[Operand] = []
+    for i, (v, m) in enumerate(zip(values, space.maps, strict=True)):
+        if (only is not None and not only(v)) or i in unread:
+            continue
+        dims = map_dims(m)
+        is_out = i >= len(op.ins)
+        acc = tuple(sorted(space.accumulate - set(dims))) if is_out else ()
+        key = (v, dims)
+        if key in seen:
+            prev = out[seen[key]]
+            out[seen[key]] = Operand(
+                dims,
+                prev.elem_bytes,
+                prev.copy_in or not is_out,
+                prev.copy_out or is_out,
+                prev.acc_dims or acc,
+            )
+            continue
+        seen[key] = len(out)
+        out.append(Operand(dims, T.elem_bytes(v.type), not is_out, is_out, acc))
+    return out
+
+
+def stand_ins(op: T.TrainingComputeOp) -> dict[int, int]:
+    """The inputs the kernels do not read (`IterationSpace.unread`) that get
+    no tile buffer, each with the output (position among the outs) whose
+    tile stands in for it: same index map, shape and element type, so the
+    tile op verifies; not when the same tensor is also read through another
+    operand."""
+    assert isinstance(op, T.IterationSpaceInterface)
+    space = op.iteration_space()
+    maps = space.maps
+    n_in = len(op.ins)
+    out: dict[int, int] = {}
+    for i, o in space.unread:
+        v, w = op.ins[i], op.outs[o]
+        same = (
+            maps[i] == maps[n_in + o]
+            and T.shape_of(v.type) == T.shape_of(w.type)
+            and T.elem_of(v.type) == T.elem_of(w.type)
+        )
+        read_elsewhere = any(u is v for j, u in enumerate(op.ins) if j != i)
+        if same and not read_elsewhere:
+            out[i] = o
+    return out
+
+
+def whole_dims(op: T.TrainingComputeOp) -> set[int]:
+    """The dims the op keeps whole (reduction dims included, those that may
+    accumulate too), and the input dims of its tiled windows (they follow
+    their output dim: see `Halo`)."""
+    assert isinstance(op, T.IterationSpaceInterface)
+    space = op.iteration_space()
+    derived = {w.in_dim for w in space.tiled_windows()}
+    return set(space.whole) | set(space.reduction) | derived
+
+
+def summed_whole(space: T.IterationSpace, ops: Sequence[Operand]) -> set[int]:
+    """The dims that stay whole while a reduction dim tiles with accumulation:
+    those that an output summed over it does not index (conv2d_grad's dB and
+    the input channels). Tiles along such a dim would add the same terms into
+    that output once per tile."""
+    # (a window's input dim follows its output dim: it is not a tile dim)
+    acc = set(space.accumulate) | {w.in_dim for w in space.tiled_windows()}
+    return {
+        d
+        for o in ops
+        if o.acc_dims
+        for d in range(len(space.dims))
+        if d not in o.dims and d not in acc
+    }
+
+
+@dataclass(frozen=True)
+class Halo:
+    """A sliding window whose output dim tiles: the input dim's tile is the
+    output tile's footprint, (t - 1) * stride + extent rows (the tile and its
+    halo; the whole input for the whole output), at most the input. Border
+    tiles read fewer rows (the padding is not stored), so this is the largest."""
+
+    out_dim: int
+    in_dim: int
+    window: T.SlidingWindow
+    dims: tuple[int, ...]
+
+    def apply(self, tiles: list[int]) -> None:
+        tiles[self.in_dim] = self.window.in_tile(self.dims, tiles[self.out_dim])
+
+
+def halos(op: T.TrainingComputeOp, dims: Sequence[int]) -> tuple[Halo, ...]:
+    """The halos of `op` over loop dims of sizes `dims`."""
+    assert isinstance(op, T.IterationSpaceInterface)
+    return tuple(
+        Halo(w.out_dim, w.in_dim, w, tuple(dims)) for w in op.iteration_space().tiled_windows()
+    )
+
+
+def with_halos(tiles: Sequence[int], hs: Sequence[Halo]) -> list[int]:
+    out = list(tiles)
+    for h in hs:
+        h.apply(out)
+    return out
+
+
+def tile_counts(dims: Sequence[int], t: Combos, hs: Sequence[Halo] = ()) -> NDArray[np.int64]:
+    """Tiles of the loop nest, per combination (an input dim that follows its
+    window's output dim adds none)."""
+    derived = {h.in_dim for h in hs}
+    count = np.ones(len(t), dtype=np.int64)
+    for d, n in enumerate(dims):
+        if d not in derived:
+            count *= -(-n // t[:, d])
+    return count
+
+
+def tile_count(dims: Sequence[int], tiles: Sequence[int], hs: Sequence[Halo] = ()) -> int:
+    """`tile_counts` of one combination."""
+    return int(tile_counts(dims, as_combos(tiles), hs)[0])
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """The cycles of a tile loop's transfers on one DMA engine, counted as the
+    cycle model counts them (deeploy_mlir/cost/events.py): per transfer the
+    cluster's `issue` cycles plus `transfer_cycles` of the engine (`setup` +
+    ceil(bytes / `bandwidth`)). `of` takes a board's engine; tile-select
+    scores L1 tiles with the engine between L2 and L1 and stage tiles with
+    the one between L3 and L2 (the board's numbers, not constants of its
+    own)."""
+
+    setup: int = 100  # cycles per transfer (the engine's)
+    bandwidth: float = 8  # bytes per cycle
+    issue: int = 0  # cycles the cluster spends issuing one transfer
+
+    @staticmethod
+    def of(engine: Engine) -> CostModel:
+        """The model of a board's engine."""
+        return CostModel(engine.setup, engine.bandwidth, engine.issue)
+
+    def _engine(self) -> Engine:
+        return Engine("tile-select", ("L2", "L1"), self.bandwidth, self.setup, 2, False, self.issue)
+
+    def transfer(self, nbytes: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Cycles of one transfer of each of `nbytes`: `issue` plus the cycle
+        model's `transfer_cycles` (computed once per distinct size)."""
+        engine = self._engine()
+        sizes, where = np.unique(nbytes, return_inverse=True)
+        cycles = [self.issue + transfer_cycles(engine, int(b)) for b in sizes]
+        return np.asarray(cycles, dtype=np.int64)[where.reshape(nbytes.shape)]
+
+    def objective(
+        self,
+        dims: Sequence[int],
+        t: Combos,
+        ops: Sequence[Operand],
+        hs: Sequence[Halo] = (),
+    ) -> NDArray[np.int64]:
+        """The cycles of each combination's tile loop, an exact integer: per
+        tile, the transfers of its operand tiles (halos included), each
+        `transfer` cycles."""
+        per_tile = np.zeros(len(t), dtype=np.int64)
+        for o in ops:
+            per_tile += o.moves(dims, t) * self.transfer(o.tile_elems(t) * o.elem_bytes)
+        return tile_counts(dims, t, hs) * per_tile
+
+    def cycles(
+        self,
+        dims: Sequence[int],
+        tiles: Sequence[int],
+        ops: Sequence[Operand],
+        hs: Sequence[Halo] = (),
+    ) -> int:
+        """The cycles of one combination's tile loop (its `objective`)."""
+        return int(self.objective(dims, as_combos(tiles), ops, hs)[0])
+
+
+def footprints(t: Combos, ops: Sequence[Operand]) -> NDArray[np.int64]:
+    """Bytes of one buffer of every operand tile, per combination."""
+    foot = np.zeros(len(t), dtype=np.int64)
+    for o in ops:
+        foot += o.tile_elems(t) * o.elem_bytes
+    return foot
+
+
+def footprint(tiles: Sequence[int], ops: Sequence[Operand], buffers: int) -> int:
+    """L1 bytes of one combination's tile buffers, `buffers` of each."""
+    return buffers * int(footprints(as_combos(tiles), ops)[0])
+
+
+def candidates(n: int) -> list[int]:
+    """Tile sizes worth trying for a dim of n: the smallest size for each tile
+    count (a larger size with the same count only costs more)."""
+    return sorted({-(-n // k) for k in range(1, n + 1)})
+
+
+#: the most tile-size combinations one op's problem enumerates (numpy arrays
+#: of this many rows; past it each dim keeps a spread subset of its candidates)
+MAX_COMBINATIONS = 400_000
+
+
+def _thin(cands: list[int], keep: int) -> list[int]:
+    """At most `keep` of the candidates, spread over the range, ends included."""
+    if len(cands) <= keep:
+        return cands
+    step = (len(cands) - 1) / (keep - 1)
+    return sorted({cands[round(i * step)] for i in range(keep)})
+
+
+def combinations(
+    per_dim: Sequence[Sequence[int]], dims: Sequence[int], hs: Sequence[Halo] = ()
+) -> Combos:
+    """Every combination of the sizes of `per_dim` (in `itertools.product`
+    order), the input dim of each halo set from its output dim's tile."""
+    grids = np.meshgrid(*[np.asarray(c, dtype=np.int64) for c in per_dim], indexing="ij")
+    t = np.stack([g.reshape(-1) for g in grids], axis=1)
+    for h in hs:
+        sizes = [int(v) for v in np.unique(t[:, h.out_dim])]
+        lookup = np.zeros(max(sizes) + 1, dtype=np.int64)
+        for v in sizes:
+            lookup[v] = with_halos([*dims[: h.out_dim], v, *dims[h.out_dim + 1 :]], [h])[h.in_dim]
+        t[:, h.in_dim] = lookup[t[:, h.out_dim]]
+    return t
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The tile-size combinations of one op that can be optimal under some
+    budget: each row of `tiles` with its L1 footprint (one buffer), its
+    objective (cycles, an integer) and its tile count.
+
+    A combination is dropped when another one needs at most its footprint and
+    is at least as good in (cycles, tile count): whatever the budget, that
+    other one is feasible whenever it is and never worse, so the optimum is
+    always among the rest. What remains is the Pareto front of footprint
+    against objective, usually a few dozen rows out of thousands."""
+
+    tiles: list[list[int]]
+    foot: list[int]
+    cost: list[int]
+    count: list[int]
+    complete: bool  # False when the candidate sizes were thinned
+
+
+def pareto_candidates(
+    dims: Sequence[int],
+    whole: set[int],
+    ops: Sequence[Operand],
+    model: CostModel,
+    hs: Sequence[Halo] = (),
+) -> Candidates:
+    """Every combination of candidate sizes, scored in numpy, reduced to the
+    (footprint, objective) front. The input dim of each halo follows its
+    output dim's tile (it is in `whole`, and its column is overwritten)."""
+    per_dim = [[size] if d in whole else candidates(size) for d, size in enumerate(dims)]
+    complete = True
+    while math.prod(len(c) for c in per_dim) > MAX_COMBINATIONS:
+        complete = False
+        widest = max(range(len(per_dim)), key=lambda d: len(per_dim[d]))
+        per_dim[widest] = _thin(per_dim[widest], max(2, len(per_dim[widest]) // 2))
+    t = combinations(per_dim, dims, hs)
+    count = tile_counts(dims, t, hs)
+    foot = footprints(t, ops)
+    cost = model.objective(dims, t, ops, hs)
+    # rank by (cost, count, footprint), then walk in (footprint, rank) order
+    # keeping a combination only when it beats every combination with a
+    # smaller or equal footprint: the front's (cost, count) are then distinct,
+    # so the optimum under any budget is unique
+    rank = np.empty(len(t), dtype=np.int64)
+    rank[np.lexsort((foot, count, cost))] = np.arange(len(t))
+    order = np.lexsort((rank, foot))
+    r = rank[order]
+    best_before = np.minimum.accumulate(np.concatenate(([len(t)], r[:-1])))
+    keep = order[r < best_before]
+    return Candidates(
+        [[int(x) for x in t[i]] for i in keep],
+        [int(foot[i]) for i in keep],
+        [int(cost[i]) for i in keep],
+        [int(count[i]) for i in keep],
+        complete,
+    )
