@@ -14,7 +14,7 @@
 // CHECK-NOT:     ins(%w :
 // CHECK:         func.return
 func.func @old_and_new(%w: tensor<4xf32> {training.arg = #training.arg<param "w">},
-                       %g: tensor<4xf32> {training.arg = #training.arg<grad "g">},
+                       %g: tensor<4xf32> {training.arg = #training.arg<grad_accum "g">},
                        %lr: tensor<1xf32> {training.arg = #training.arg<lr "lr">})
     -> (tensor<4xf32> {training.result = #training.result<"w" updates 0>},
         tensor<4xf32> {training.result = #training.result<"w_old">}) {

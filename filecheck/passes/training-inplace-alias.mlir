@@ -76,7 +76,7 @@ func.func @read_later(%x: tensor<3x4xf32> {training.arg = #training.arg<input "x
 func.func @argument_not_target(%x: tensor<4xf32> {training.arg = #training.arg<input "x">},
                                %w: tensor<4xf32> {training.arg = #training.arg<param "w">},
                                %v: tensor<4xf32> {training.arg = #training.arg<param "v">},
-                               %g: tensor<4xf32> {training.arg = #training.arg<grad "g">},
+                               %g: tensor<4xf32> {training.arg = #training.arg<grad_accum "g">},
                                %lr: tensor<1xf32> {training.arg = #training.arg<lr "lr">})
     -> (tensor<4xf32> {training.result = #training.result<"rx">},
         tensor<4xf32> {training.result = #training.result<"w" updates 1>},
@@ -105,7 +105,7 @@ func.func @argument_not_target(%x: tensor<4xf32> {training.arg = #training.arg<i
 // CHECK-NEXT:    func.return %a, %s, %r : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 func.func @state_updates(%w: tensor<4xf32> {training.arg = #training.arg<param "w">},
                          %buf: tensor<4xf32> {training.arg = #training.arg<grad_accum "buf">},
-                         %grad: tensor<4xf32> {training.arg = #training.arg<grad "grad">},
+                         %grad: tensor<4xf32> {training.arg = #training.arg<grad_accum "grad">},
                          %reset: tensor<1xi1> {training.arg = #training.arg<reset_flag "reset">},
                          %lr: tensor<1xf32> {training.arg = #training.arg<lr "lr">})
     -> (tensor<4xf32> {training.result = #training.result<"buf" updates 1>},
@@ -133,7 +133,7 @@ func.func @state_updates(%w: tensor<4xf32> {training.arg = #training.arg<param "
 // CHECK-SAME:      -> tensor<4xf32>
 func.func @update_read_later(%w: tensor<4xf32> {training.arg = #training.arg<param "w">},
                              %buf: tensor<4xf32> {training.arg = #training.arg<grad_accum "buf">},
-                             %grad: tensor<4xf32> {training.arg = #training.arg<grad "grad">},
+                             %grad: tensor<4xf32> {training.arg = #training.arg<grad_accum "grad">},
                              %reset: tensor<1xi1> {training.arg = #training.arg<reset_flag "reset">},
                              %lr: tensor<1xf32> {training.arg = #training.arg<lr "lr">})
     -> (tensor<4xf32> {training.result = #training.result<"w" updates 0>},
@@ -187,7 +187,7 @@ func.func @constant_operand(%x: tensor<2xf32> {training.arg = #training.arg<inpu
 func.func @other_argument(%w: tensor<4xf32> {training.arg = #training.arg<param "w">},
                           %v: tensor<4xf32> {training.arg = #training.arg<param "v">},
                           %u0: tensor<4xf32> {training.arg = #training.arg<param "u">},
-                          %grad: tensor<4xf32> {training.arg = #training.arg<grad "grad">},
+                          %grad: tensor<4xf32> {training.arg = #training.arg<grad_accum "grad">},
                           %lr: tensor<1xf32> {training.arg = #training.arg<lr "lr">})
     -> (tensor<4xf32> {training.result = #training.result<"v" updates 1>},
         tensor<4xf32> {training.result = #training.result<"u" updates 2>}) {
@@ -217,7 +217,7 @@ func.func @other_argument(%w: tensor<4xf32> {training.arg = #training.arg<param 
 // CHECK-NOT:       training.inplace
 // CHECK-SAME:      -> tensor<4xf32>
 func.func @returned_or_aliased(%buf: tensor<4xf32> {training.arg = #training.arg<grad_accum "buf">},
-                               %g: tensor<4xf32> {training.arg = #training.arg<grad "g">},
+                               %g: tensor<4xf32> {training.arg = #training.arg<grad_accum "g">},
                                %reset: tensor<1xi1> {training.arg = #training.arg<reset_flag "reset">})
     -> (tensor<4xf32> {training.result = #training.result<"y">},
         tensor<4xf32> {training.result = #training.result<"buf" updates 0>},
