@@ -72,6 +72,7 @@ def _main(args: Sequence[str] | None) -> None:
     from xdsl.xdsl_opt_main import xDSLOptMain
 
     from deeploy_mlir.errors import DeeployError
+    from deeploy_mlir.pipeline import check_choices
     from deeploy_mlir.universe import DIALECTS, PASSES
 
     warnings.filterwarnings("error", category=RuntimeWarning, module=r"deeploy_mlir\.")
@@ -87,6 +88,12 @@ def _main(args: Sequence[str] | None) -> None:
             super().register_all_passes()
             for name, factory in PASSES.items():
                 self.available_passes.setdefault(name, factory)
+
+        def setup_pipeline(self) -> None:
+            # a Literal option's value not among its choices: a line naming them
+            if self.args.passes:
+                check_choices(self.args.passes, self.available_passes)
+            super().setup_pipeline()
 
     try:  # the command line and the pass pipeline: bad ones are the user's
         tool = DeeployOptMain(description="deeploy-mlir modular optimizer driver", args=args)

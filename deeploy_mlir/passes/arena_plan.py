@@ -1,4 +1,4 @@
-"""arena-plan{level=L2 strategy=greedy|exact}: one static arena per memory level.
+"""arena-plan{level=L2 strategy=greedy|exact capacity=N}: one static arena per memory level.
 
 `greedy` (largest first, lowest free offset) is fast for any graph; `exact`
 asks Z3 for the smallest arena (for small graphs; it records
@@ -19,12 +19,17 @@ The pass replaces each `memref.alloc` of `level` by a `training.arena_view` at
 its offset, gives each argument a `training.offset`, and records on the module
 `training.arena_<level>` (bytes planned) and `training.arena_bound_<level>`
 (the peak of bytes live at once).
+
+With a `capacity`, an arena over it is the one-line budget error (`stacks`:
+the L1 the cluster stacks take beside an L1 arena's capacity, named in it;
+`name_option`: name the command-line option of the budget, --l1/--l2/--l3).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects import func, memref
@@ -83,10 +88,14 @@ def _name(fn: func.FuncOp, i: int) -> str:
 class ArenaPlan(ModulePass):
     name = "arena-plan"
 
-    level: str = "L2"
-    strategy: str = "greedy"
+    level: Literal["L1", "L2", "L3"] = "L2"
+    strategy: Literal["greedy", "exact"] = "greedy"
     #: capacity of the level in bytes (0 = unchecked)
     capacity: int = 0
+    #: L1 bytes the cluster stacks take beside `capacity` (named in the error)
+    stacks: int = 0
+    #: name the command-line option of the budget (--l1, --l2, --l3) in the error
+    name_option: bool = False
     #: `exact`: Z3's resource limit (0 = none)
     rlimit: int = DEFAULT_RLIMIT
 
@@ -97,8 +106,11 @@ class ArenaPlan(ModulePass):
             raise DeeployError(
                 f"arena-plan: strategy must be 'greedy' or 'exact', got '{self.strategy}'"
             )
-        if self.capacity < 0:
-            raise DeeployError(f"arena-plan: capacity must not be negative, got {self.capacity}")
+        if self.capacity < 0 or self.stacks < 0:
+            raise DeeployError(
+                f"arena-plan: capacity and stacks must not be negative, got {self.capacity} "
+                f"and {self.stacks}"
+            )
         if self.rlimit < 0:
             raise DeeployError(f"arena-plan: rlimit must not be negative, got {self.rlimit}")
 
@@ -146,10 +158,7 @@ class ArenaPlan(ModulePass):
         problems = check_no_overlap(bl, offsets)
         assert not problems, problems
         if self.capacity and size > self.capacity:
-            raise DeeployError(
-                f"the {self.level} arena needs {size} bytes but the {self.level} budget is "
-                f"{self.capacity} bytes"
-            )
+            raise DeeployError(self._over_budget(size))
         for fn, i, name in args:
             attrs = (
                 list(fn.arg_attrs.data)
@@ -165,6 +174,13 @@ class ArenaPlan(ModulePass):
             Rewriter.replace_op(o, view)
         op.attributes[f"training.arena_{self.level}"] = IntegerAttr(size, i64)
         op.attributes[f"training.arena_bound_{self.level}"] = IntegerAttr(lower_bound(bl), i64)
+
+    def _over_budget(self, size: int) -> str:
+        lv, cap = self.level, self.capacity
+        stacks = self.stacks if lv == "L1" else 0
+        note = f" ({cap + stacks} minus {stacks} of cluster stacks)" if stacks else ""
+        option = f" (--{lv.lower()})" if self.name_option else ""
+        return f"the {lv} arena needs {size} bytes but the {lv} budget is {cap} bytes{note}{option}"
 
 
 def _align(t: Attribute) -> int:
