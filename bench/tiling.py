@@ -26,7 +26,7 @@ from deeploy_mlir.passes.tile_select import (
     tile_operands,
     whole_dims,
 )
-from deeploy_mlir.pipeline import make_context, run_pipeline
+from deeploy_mlir.pipeline import l2_pipeline, make_context, run_pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGETS = (8192, 16384, 65536, 262144)
@@ -58,7 +58,7 @@ def main() -> None:
     for d in sorted(p.parent for p in (ROOT / "examples").glob("*/expected.json")):
         for budget in BUDGETS:
             m = import_model(d)
-            run_pipeline(m.module, "training-inplace-alias,training-bufferize,arena-plan")
+            run_pipeline(m.module, l2_pipeline())
             ops = [
                 o
                 for f in m.module.ops

@@ -23,6 +23,7 @@ __all__ = [
     "BUFFERINGS",
     "TILINGS",
     "bufferize_only",
+    "l2_pipeline",
     "make_context",
     "parse_pipeline",
     "pipeline",
@@ -134,6 +135,16 @@ def bufferize_only(inplace: bool = True) -> tuple[ModulePass, ...]:
 
     first: tuple[ModulePass, ...] = (TrainingInplaceAlias(),) if inplace else ()
     return (*first, TrainingBufferize(level="L2"))
+
+
+def l2_pipeline(
+    inplace: bool = True, strategy: Literal["greedy", "exact"] = "greedy"
+) -> tuple[ModulePass, ...]:
+    """Kernels straight on the L2 buffers (no tiles, no L1): bufferized (with
+    in-place reuse: `inplace`) and the L2 arena planned (`strategy`)."""
+    from deeploy_mlir.passes.arena_plan import ArenaPlan
+
+    return (*bufferize_only(inplace), ArenaPlan(level="L2", strategy=strategy))
 
 
 def print_pipeline(passes: Sequence[ModulePass]) -> str:

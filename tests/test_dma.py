@@ -34,13 +34,14 @@ def _train(d: Path, tmp: Path, *opts: object) -> dict:
 def test_single_and_double_buffering_match_and_move_the_same_bytes(
     d: Path, target: str, tmp_path: Path
 ) -> None:
-    from deeploy_mlir.pipeline import pipeline_for
+    from deeploy_mlir.config import CompileConfig
+    from deeploy_mlir.pipeline import pipeline, print_pipeline
 
     double = _train(d, tmp_path, "--target", target, "--buffering", "double")
     # the same tiles (chosen for two buffers per tile), single-buffered
-    same_tiles = pipeline_for("tiled", 16384, target=target, buffering="single").replace(
-        "buffers=1", "buffers=2"
-    )
+    cfg = CompileConfig(target=target, l1=16384, buffering="single", tile_buffers=2)
+    same_tiles = print_pipeline(pipeline(cfg))
+    assert "buffers=2" in same_tiles and "dma-multibuffer" not in same_tiles
     single = _train(d, tmp_path, "--target", target, "--pass-pipeline", same_tiles)
     assert single["dma"]["L2->L1"]["bytes"] > 0
     assert single["dma"] == double["dma"]
@@ -138,7 +139,7 @@ def _statements(ir: str, spec: str, args: list[str]) -> list[str]:
 
     ctx = make_context()
     module = Parser(ctx, ir).parse_module()
-    for p in parse_pipeline(spec).passes:
+    for p in parse_pipeline(spec):
         p.apply(ctx, module)
     fn = next(iter(module.ops))
     return function_statements(fn, args)  # type: ignore[arg-type]

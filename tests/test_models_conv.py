@@ -29,7 +29,7 @@ from host_run import lower_and_run
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.passes.tile_select import footprint, tile_operands
-from deeploy_mlir.pipeline import run_pipeline
+from deeploy_mlir.pipeline import bufferize_only, run_pipeline
 
 #: model -> L1 budget of the single-buffered run (the double-buffered one: twice that)
 MODELS = {"simple_mlp": 4096, "ds_cnn": 4096, "resnet8": 4096, "mobilenet_v1": 4096}
@@ -45,7 +45,7 @@ def _untiled_need(model: Path) -> int:
     """The L1 the untiled schedule needs (one buffer each): the largest op's
     operands, whole (what tile-select's untiled solver allocates)."""
     module = import_model(model).module.clone()
-    run_pipeline(module, "training-inplace-alias,training-bufferize{level=L2}")
+    run_pipeline(module, bufferize_only())
     need = 0
     for op in module.walk():
         if isinstance(op, T.TrainingComputeOp) and isinstance(op, T.IterationSpaceInterface):

@@ -15,7 +15,7 @@ from onnx_builders import deeploy_mlp_layers
 
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.interp.interpreter import TrainingSession
-from deeploy_mlir.pipeline import DEFAULT_PIPELINE, run_pipeline
+from deeploy_mlir.pipeline import l2_pipeline, run_pipeline
 
 shapes = st.tuples(
     st.integers(1, 9),  # batch
@@ -47,7 +47,7 @@ def test_random_mlps_match_the_interpreter(tmp_path_factory, case) -> None:
     ref = TrainingSession(imported.module.clone(), imported.params)
     _, want = ref.train(data, steps, 1, 0.05)
     planned = imported.module.clone()
-    run_pipeline(planned, DEFAULT_PIPELINE)
+    run_pipeline(planned, l2_pipeline())
     arena = planned.attributes["training.arena_L2"].value.data
 
     extra = ["--l2", str(l2)] if l2 is not None else []
