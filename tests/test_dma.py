@@ -19,6 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import STACKS, example_dirs, load_expected, run_cli, train_like_expected
+from xdsl.passes import ModulePass
+
+from deeploy_mlir.passes.dma_decompose import DmaDecompose
 
 pytestmark = pytest.mark.usefixtures("fast_build")
 
@@ -130,16 +133,16 @@ int main(void)
 """
 
 
-def _statements(ir: str, spec: str, args: list[str]) -> list[str]:
-    """The C statements of the one function of `ir` after the passes `spec`."""
+def _statements(ir: str, passes: tuple[ModulePass, ...], args: list[str]) -> list[str]:
+    """The C statements of the one function of `ir` after `passes`."""
     from xdsl.parser import Parser
 
     from deeploy_mlir.emitters.c import function_statements
-    from deeploy_mlir.pipeline import make_context, parse_pipeline
+    from deeploy_mlir.pipeline import make_context
 
     ctx = make_context()
     module = Parser(ctx, ir).parse_module()
-    for p in parse_pipeline(spec):
+    for p in passes:
         p.apply(ctx, module)
     fn = next(iter(module.ops))
     return function_statements(fn, args)  # type: ignore[arg-type]
@@ -175,8 +178,8 @@ def _build_and_run(tmp: Path, main: str) -> subprocess.CompletedProcess[str]:
 
 
 def _emit_and_run(tmp: Path, wait_each: bool) -> subprocess.CompletedProcess[str]:
-    spec = f"dma-decompose{{engine=gap9 wait_each={'true' if wait_each else 'false'}}}"
-    return _build_and_run(tmp, MAIN % "\n".join(_statements(RANK3, spec, ["a", "b"])))
+    passes = (DmaDecompose(engine="gap9", wait_each=wait_each),)
+    return _build_and_run(tmp, MAIN % "\n".join(_statements(RANK3, passes, ["a", "b"])))
 
 
 def test_per_subcopy_waits_make_the_shared_request_safe(tmp_path: Path) -> None:
@@ -237,7 +240,7 @@ def test_mchan_sub_copies_do_not_leak_transfer_ids(tmp_path: Path) -> None:
     sub-copies on one command run (and move the bytes numpy says). With those
     waits taken out of the emitted C, the emulation stops at the 17th issue,
     as the board would stall."""
-    lines = _statements(RANK3_MCHAN, "dma-decompose{engine=pulp-open}", ["a", "b"])
+    lines = _statements(RANK3_MCHAN, (DmaDecompose(engine="pulp-open"),), ["a", "b"])
     issues = [ln for ln in lines if "pi_cl_dma_cmd_2d(" in ln]
     assert len(issues) == 1  # one issue, in the loop of 20
     guards = [ln for ln in lines if "pi_cl_dma_cmd_wait(" in ln and ln.lstrip().startswith("if")]

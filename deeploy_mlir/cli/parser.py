@@ -29,6 +29,11 @@ class _Parser(argparse.ArgumentParser):
 
             default = print_pipeline(pipeline(default_config("pulp-open")))
             self.description = (self.description or "").replace("{pipeline}", default)
+        for action in self._actions:  # the boards' budgets, read only for the help
+            if action.help is not None and "{budgets}" in action.help:
+                from deeploy_mlir.targets.target import budgets_help
+
+                action.help = action.help.replace("{budgets}", budgets_help())
         return super().format_help()
 
 
@@ -95,13 +100,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="artifact directory (training_model.onnx, optimizer_model.onnx, "
         "checkpoint) or a single training ONNX file",
     )
-    from deeploy_mlir.targets.target import TARGETS, budgets_help
+    from deeploy_mlir.targets.target import TARGETS
 
     p.add_argument(
         "--target",
         default="pulp-open",
         help=f"target platform: {' or '.join(TARGETS)} (default: pulp-open). Default "
-        f"budgets: {budgets_help()}; --l1 holds the cluster stacks beside the L1 arena",
+        "budgets: {budgets}; --l1 holds the cluster stacks beside the L1 arena",
     )
     p.add_argument(
         "--pass-pipeline",
