@@ -106,11 +106,10 @@ class ArenaPlan(ModulePass):
             raise DeeployError(
                 f"arena-plan: strategy must be 'greedy' or 'exact', got '{self.strategy}'"
             )
-        if self.capacity < 0 or self.stacks < 0:
-            raise DeeployError(
-                f"arena-plan: capacity and stacks must not be negative, got {self.capacity} "
-                f"and {self.stacks}"
-            )
+        if self.capacity < 0:
+            raise DeeployError(f"arena-plan: capacity must not be negative, got {self.capacity}")
+        if self.stacks < 0:
+            raise DeeployError(f"arena-plan: stacks must not be negative, got {self.stacks}")
         if self.rlimit < 0:
             raise DeeployError(f"arena-plan: rlimit must not be negative, got {self.rlimit}")
 
