@@ -182,12 +182,13 @@ def profile_model(model: str) -> Profile | str:
     """Every kernel call of one untiled training step and optimizer step of
     example `model` on GVSoC, matched to the compute ops of the IR in
     program order: [(family, effective MACs, calls, cycles, op index)], or why not."""
-    from deeploy_mlir.cli import TARGET_MEMORY
+    from deeploy_mlir.config import CompileConfig
     from deeploy_mlir.cost.kernels import kernel_family, op_calls, op_macs, op_units
     from deeploy_mlir.dialects import training as T
     from deeploy_mlir.frontend.onnx_import import import_model
-    from deeploy_mlir.pipeline import pipeline_for, run_pipeline
+    from deeploy_mlir.pipeline import pipeline, run_pipeline
     from deeploy_mlir.targets import gvsoc
+    from deeploy_mlir.targets.target import get_target
 
     d = ROOT / "examples" / model
     with tempfile.TemporaryDirectory(prefix="dm-prof-") as tmp:
@@ -212,8 +213,9 @@ def profile_model(model: str) -> Profile | str:
         prof[fn].append(int(c))
     totals = {fn: int(c) for fn, c in P.lines(out, "PROFTOTAL")}
     m = import_model(str(d), None).module.clone()
-    mem = TARGET_MEMORY["pulp-open"]
-    run_pipeline(m, pipeline_for("untiled", mem["l1"], buffering="single", l2=mem["l2"]), False)
+    mem = get_target("pulp-open").default_budgets()
+    cfg = CompileConfig(tiling="untiled", l1=mem["l1"], buffering="single", l2=mem["l2"])
+    run_pipeline(m, pipeline(cfg), False)
     fns = {f.sym_name.data: f for f in m.ops if hasattr(f, "sym_name")}
     from deeploy_mlir.cost.schedule import function_cost
     from deeploy_mlir.targets.boards import load_board

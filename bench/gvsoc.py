@@ -147,17 +147,18 @@ class Prediction:
 
 def predict(model: str, config: str) -> Prediction:
     """The cycle model on the pipeline `run` uses for `config`."""
-    from deeploy_mlir.cli import TARGET_MEMORY
+    from deeploy_mlir.config import CompileConfig
     from deeploy_mlir.cost.schedule import schedule_cost
     from deeploy_mlir.frontend.onnx_import import import_model
-    from deeploy_mlir.pipeline import pipeline_for, run_pipeline
+    from deeploy_mlir.pipeline import pipeline, run_pipeline
     from deeploy_mlir.targets.boards import load_board
+    from deeploy_mlir.targets.target import get_target
 
     tiling, buffering, l1 = CONFIGS[config]
-    mem = TARGET_MEMORY["pulp-open"]
+    mem = get_target("pulp-open").default_budgets()
     m = import_model(str(EXAMPLES / model), None).module.clone()
-    spec = pipeline_for(tiling, l1 or mem["l1"], buffering=buffering, l2=mem["l2"])
-    run_pipeline(m, spec, verify_each=False)
+    cfg = CompileConfig(tiling=tiling, l1=l1 or mem["l1"], buffering=buffering, l2=mem["l2"])
+    run_pipeline(m, pipeline(cfg), verify_each=False)
     cost = schedule_cost(m, load_board(BOARD))
     tr, op = cost["train"], cost.get("optimizer")
     return Prediction(tr.cycles, op.cycles if op else 0, sum(o.macs for o in tr.ops))

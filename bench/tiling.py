@@ -20,7 +20,7 @@ from xdsl.dialects import func
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.passes.tile_select import TileSelect
-from deeploy_mlir.pipeline import make_context, run_pipeline
+from deeploy_mlir.pipeline import l2_pipeline, make_context, run_pipeline
 from deeploy_mlir.tiling.model import CostModel, footprint, tile_operands, whole_dims
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +53,7 @@ def main() -> None:
     for d in sorted(p.parent for p in (ROOT / "examples").glob("*/expected.json")):
         for budget in BUDGETS:
             m = import_model(d)
-            run_pipeline(m.module, "training-inplace-alias,training-bufferize,arena-plan")
+            run_pipeline(m.module, l2_pipeline())
             ops = [
                 o
                 for f in m.module.ops

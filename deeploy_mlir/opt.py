@@ -59,22 +59,13 @@ def _ignore_unraisable(unraisable: object) -> None:
     pass
 
 
-def _main(args: Sequence[str] | None) -> None:
-    import warnings
-
-    from xdsl.utils.exceptions import (
-        ArgSpecParseError,
-        DiagnosticException,
-        ParseError,
-        PassFailedException,
-        VerifyException,
-    )
+def _tool_class() -> type:
+    """xdsl-opt's driver with our dialects and passes, and pipelines whose
+    Literal options are checked in words that name the pass and the option."""
     from xdsl.xdsl_opt_main import xDSLOptMain
 
-    from deeploy_mlir.errors import DeeployError
+    from deeploy_mlir.pipeline import check_choices
     from deeploy_mlir.universe import DIALECTS, PASSES
-
-    warnings.filterwarnings("error", category=RuntimeWarning, module=r"deeploy_mlir\.")
 
     class DeeployOptMain(xDSLOptMain):
         def register_all_dialects(self) -> None:
@@ -88,8 +79,32 @@ def _main(args: Sequence[str] | None) -> None:
             for name, factory in PASSES.items():
                 self.available_passes.setdefault(name, factory)
 
+        def setup_pipeline(self) -> None:
+            # a Literal option's value not among its choices: a line naming them
+            if self.args.passes:
+                check_choices(self.args.passes, self.available_passes)
+            super().setup_pipeline()
+
+    return DeeployOptMain
+
+
+def _main(args: Sequence[str] | None) -> None:
+    import warnings
+
+    from xdsl.utils.exceptions import (
+        ArgSpecParseError,
+        DiagnosticException,
+        ParseError,
+        PassFailedException,
+        VerifyException,
+    )
+
+    from deeploy_mlir.errors import DeeployError
+
+    warnings.filterwarnings("error", category=RuntimeWarning, module=r"deeploy_mlir\.")
+
     try:  # the command line and the pass pipeline: bad ones are the user's
-        tool = DeeployOptMain(description="deeploy-mlir modular optimizer driver", args=args)
+        tool = _tool_class()(description="deeploy-mlir modular optimizer driver", args=args)
     except (ArgSpecParseError, ValueError, DeeployError) as e:
         _fail(f"error: pass pipeline: {_first_line(e)}")
     src, out = tool.args.input_file, tool.args.output_file

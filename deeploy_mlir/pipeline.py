@@ -1,9 +1,13 @@
-"""Pass pipelines: parsing (xdsl-opt syntax) and running with our passes."""
+"""Pass pipelines: the pipeline of a CompileConfig as pass objects, the one
+parser and printer of pipeline text (xdsl-opt syntax, `--pass-pipeline` and
+`--print-pipeline`), and running a pipeline with our passes."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -11,94 +15,140 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.transforms import get_all_passes
 from xdsl.utils.exceptions import ArgSpecParseError, VerifyException
 
+from deeploy_mlir.config import BUFFERINGS, TILINGS, CompileConfig
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.universe import DIALECTS, PASSES
 
-#: kernels straight on the L2 buffers (no tiles, no L1)
-DEFAULT_PIPELINE = "training-inplace-alias,training-bufferize{level=L2},arena-plan{level=L2}"
-#: the same without in-place reuse: every result gets its own buffer
-NO_INPLACE_PIPELINE = "training-bufferize{level=L2},arena-plan{level=L2}"
-TILINGS = ("tiled", "untiled", "none")
+__all__ = [
+    "BUFFERINGS",
+    "TILINGS",
+    "bufferize_only",
+    "l2_pipeline",
+    "make_context",
+    "parse_pipeline",
+    "pipeline",
+    "print_pipeline",
+    "run_pipeline",
+]
 
 
-BUFFERINGS = ("single", "double", "double-l3")
-#: the board whose capacities and cycle numbers a target defaults to
-TARGET_BOARDS = {"pulp-open": "siracusa", "gap9": "gap9_evk"}
+def _tile_select(cfg: CompileConfig, **options: Any) -> ModulePass:
+    """tile-select with `options`, scoring tiles with the DMA engines of the
+    board `cfg` names (--board), else its target's."""
+    from deeploy_mlir.passes.tile_select import TileSelect
+    from deeploy_mlir.targets.target import get_target
+
+    return TileSelect(board=cfg.board or get_target(cfg.target).board, **options)
 
 
-def pipeline_for(
-    tiling: str = "tiled",
-    l1: int = 65536,
-    inplace: bool = True,
-    target: str = "pulp-open",
-    buffering: str = "double",
-    l2: int = 0,
-    weights: str = "L2",
-    home: str = "L2",
-    regime: str | None = None,
-    board: str | None = None,
-    l3_budget: int = 0,
-    rlimit: int | None = None,
-    stacks: int = 0,
-) -> str:
-    """The pipeline `lower`/`run` use: bufferization, the L3 homes (`l2`: the
-    L2 budget, tensors that do not fit go to L3; `weights=L3` forces the
-    parameters there, `home=L3` every tensor that lives across a step), then
-    for `tiled` Z3-chosen tiles in L1 (`untiled`: one tile per tensor, the
-    whole tensor in L1) -- operands in L3 staged through L2 in tiles that fit
-    what the L2 plan leaves free -- materialized with copies, multi-buffered
-    (`double`: every hop; `double-l3`: the L3 hop only; `single`: none),
-    decomposed for the target's DMA engines, and the L2/L3/L1 plans. `none`
-    runs kernels on L2 (L3 tensors staged whole around each op).
+def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
+    """The passes `cfg` asks for: its --pass-pipeline parsed, or the default
+    pipeline: bufferization, the L3 homes (`l2`: the L2 budget, tensors that
+    do not fit go to L3; `weights=L3` forces the parameters there, `home=L3`
+    every tensor that lives across a step), then for `tiled` Z3-chosen tiles in
+    L1 (`untiled`: one tile per tensor, the whole tensor in L1) -- operands in
+    L3 staged through L2 in tiles that fit what the L2 plan leaves free --
+    materialized with copies, multi-buffered (`double`: every hop; `double-l3`:
+    the L3 hop only; `single`: none), decomposed for the target's DMA engines,
+    and the L2/L3/L1 plans, each checked against its budget. `none` runs
+    kernels on L2 (L3 tensors staged whole around each op).
 
     With a `regime` (auto, resident, spill, stream), memory-regime chooses the
-    homes from the capacities of `board` (default: the target's, TARGET_BOARDS;
-    `l2`/`l3_budget` when given) instead of memory-home.
+    homes from the capacities of `board` (default: the target's; `l2`/`l3`
+    when given) instead of memory-home."""
+    if cfg.pass_pipeline is not None:
+        return parse_pipeline(cfg.pass_pipeline)
+    from deeploy_mlir.passes.arena_plan import ArenaPlan
+    from deeploy_mlir.passes.dma_decompose import DmaDecompose
+    from deeploy_mlir.passes.dma_multibuffer import DmaMultibuffer
+    from deeploy_mlir.passes.memory_home import MemoryHome
+    from deeploy_mlir.passes.memory_regime import MemoryRegime
+    from deeploy_mlir.passes.tiling_materialize import TilingMaterialize
+    from deeploy_mlir.passes.training_bufferize import TrainingBufferize
+    from deeploy_mlir.passes.training_inplace_alias import TrainingInplaceAlias
+    from deeploy_mlir.targets.target import get_target
 
-    `rlimit`: tile-select's Z3 resource limit per solve (None: the pass's
-    default). `l1` is the arena's budget; `stacks`, the L1 the cluster stacks take
-    beside it, is only named in tile-select's errors."""
-    passes = ["training-inplace-alias"] if inplace else []
-    where = board or TARGET_BOARDS.get(target, "siracusa")
-    passes.append("training-bufferize{level=L2}")
-    l3 = bool(l2) or weights != "L2" or home != "L2"
-    if regime is not None:
-        passes.append(f'memory-regime{{board="{where}" regime={regime} l2={l2} l3={l3_budget}}}')
+    target = get_target(cfg.target)
+    named = cfg.name_options
+    passes: list[ModulePass] = [TrainingInplaceAlias()] if cfg.inplace else []
+    passes.append(TrainingBufferize(level="L2"))
+    l3 = bool(cfg.l2) or cfg.weights != "L2" or cfg.home != "L2"
+    if cfg.regime is not None:
+        passes.append(
+            MemoryRegime(board=cfg.board or target.board, regime=cfg.regime, l2=cfg.l2, l3=cfg.l3)
+        )
         l3 = True  # plan L3 (an empty plan when the regime keeps all in L2)
     elif l3:
-        prefetch = "true" if buffering != "single" else "false"
-        stage = "whole" if tiling == "none" else "tiled"
         passes.append(
-            f"memory-home{{l2={l2} weights={weights} home={home} prefetch={prefetch} "
-            f"stage={stage}}}"
+            MemoryHome(
+                l2=cfg.l2,
+                weights=cfg.weights,
+                home=cfg.home,
+                prefetch=cfg.buffering != "single",
+                stage="whole" if cfg.tiling == "none" else "tiled",
+            )
         )
-    if tiling == "none":
-        passes.append("arena-plan{level=L2}")
+    l2_plan = ArenaPlan(level="L2", capacity=cfg.l2, name_option=named)
+    l3_plan = ArenaPlan(level="L3", capacity=cfg.l3, name_option=named)
+    if cfg.tiling == "none":
+        passes.append(l2_plan)
         if l3:
-            passes.append("arena-plan{level=L3}")
+            passes.append(l3_plan)
     else:
-        solver = "z3" if tiling == "tiled" else "untiled"
-        buffers = 2 if buffering == "double" and tiling == "tiled" else 1
-        # the L3 stage tiles are double-buffered by `double` and `double-l3`
-        l3_buffers = 1 if buffering == "single" else 2
-        limit = "" if rlimit is None else f" rlimit={rlimit}"
-        reserved = f" stacks={stacks}" if stacks else ""
+        buffers = 2 if cfg.buffering == "double" and cfg.tiling == "tiled" else 1
+        limit = {} if cfg.rlimit is None else {"rlimit": cfg.rlimit}
         passes += [
-            f"tile-select{{l1={l1}{reserved} l2={l2} solver={solver} buffers={buffers} "
-            f'l3_buffers={l3_buffers}{limit} board="{where}"}}',
-            "tiling-materialize",
+            _tile_select(
+                cfg,
+                l1=cfg.l1,
+                stacks=cfg.l1_stacks,
+                l2=cfg.l2,
+                solver="z3" if cfg.tiling == "tiled" else "untiled",
+                buffers=cfg.tile_buffers or buffers,
+                # the L3 stage tiles are double-buffered by `double` and `double-l3`
+                l3_buffers=1 if cfg.buffering == "single" else 2,
+                **limit,
+            ),
+            TilingMaterialize(),
         ]
-        if buffering == "double":
-            passes.append("dma-multibuffer{count=2 levels=all}")
-        elif buffering == "double-l3":
-            passes.append("dma-multibuffer{count=2 levels=l3-only}")
-    passes.append(f"dma-decompose{{engine={target}}}")
-    if tiling != "none":
-        passes.append(f"arena-plan{{level=L2 capacity={l2}}}" if l2 else "arena-plan{level=L2}")
+        if cfg.buffering == "double":
+            passes.append(DmaMultibuffer(count=2, levels="all"))
+        elif cfg.buffering == "double-l3":
+            passes.append(DmaMultibuffer(count=2, levels="l3-only"))
+    passes.append(DmaDecompose(engine=target.name))  # type: ignore[arg-type]
+    if cfg.tiling != "none":
+        passes.append(l2_plan)
         if l3:
-            passes.append("arena-plan{level=L3}")
-        passes.append("arena-plan{level=L1}")
-    return ",".join(passes)
+            passes.append(l3_plan)
+        passes.append(
+            ArenaPlan(level="L1", capacity=cfg.l1, stacks=cfg.l1_stacks, name_option=named)
+        )
+    return tuple(passes)
+
+
+def bufferize_only(inplace: bool = True) -> tuple[ModulePass, ...]:
+    """training-inplace-alias (with `inplace`) and training-bufferize{level=L2}:
+    the tensor program bufferized, as memory-regime sees it."""
+    from deeploy_mlir.passes.training_bufferize import TrainingBufferize
+    from deeploy_mlir.passes.training_inplace_alias import TrainingInplaceAlias
+
+    first: tuple[ModulePass, ...] = (TrainingInplaceAlias(),) if inplace else ()
+    return (*first, TrainingBufferize(level="L2"))
+
+
+def l2_pipeline(
+    inplace: bool = True, strategy: Literal["greedy", "exact"] = "greedy"
+) -> tuple[ModulePass, ...]:
+    """Kernels straight on the L2 buffers (no tiles, no L1): bufferized (with
+    in-place reuse: `inplace`) and the L2 arena planned (`strategy`)."""
+    from deeploy_mlir.passes.arena_plan import ArenaPlan
+
+    return (*bufferize_only(inplace), ArenaPlan(level="L2", strategy=strategy))
+
+
+def print_pipeline(passes: Sequence[ModulePass]) -> str:
+    """The pipeline's text (xdsl-opt syntax): parse_pipeline gives the passes back."""
+    return ",".join(str(p) for p in passes)
 
 
 def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
@@ -118,9 +168,47 @@ def make_context() -> Context:
     return ctx
 
 
-def parse_pipeline(spec: str) -> PassPipeline:
+def _choices(hint: object) -> tuple[object, ...]:
+    """The values of a Literal option's type (also inside `... | None`); () otherwise."""
+    if typing.get_origin(hint) is Literal:
+        return typing.get_args(hint)
+    out: tuple[object, ...] = ()
+    for arg in typing.get_args(hint):
+        if typing.get_origin(arg) is Literal:
+            out += typing.get_args(arg)
+    return out
+
+
+def check_choices(
+    spec: str, available: dict[str, Callable[[], type[ModulePass]]] | None = None
+) -> None:
+    """A Literal option of a pass in `spec` given a value not among its
+    choices: one line naming the pass, the option and the choices. (xDSL
+    checks them too, in words that name neither the pass nor the option.)"""
+    from xdsl.utils.arg_spec import parse_pipeline as parse_specs
+
+    available = available_passes() if available is None else available
+    for s in parse_specs(spec):
+        factory = available.get(s.name)
+        if factory is None:
+            continue
+        hints = typing.get_type_hints(factory())
+        for key, values in s.normalize_parameter_names().parameters.items():
+            choices = _choices(hints.get(key))
+            if choices and (len(values) != 1 or values[0] not in choices):
+                got = ",".join(str(v) for v in values)
+                raise DeeployError(
+                    f"{s.name}: {key} must be one of {', '.join(map(str, choices))}, got '{got}'"
+                )
+
+
+def parse_pipeline(spec: str) -> tuple[ModulePass, ...]:
+    """The passes of pipeline text `spec` (xdsl-opt syntax); a bad one is one line."""
     try:
-        return PassPipeline.parse_spec(available_passes(), spec)
+        check_choices(spec)
+        return PassPipeline.parse_spec(available_passes(), spec).passes
+    except DeeployError:
+        raise
     except ArgSpecParseError as e:  # a BaseException in xdsl 0.74
         lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
         raise DeeployError(f"--pass-pipeline '{spec}': {lines[-1]} ({lines[1]})") from None
@@ -131,12 +219,12 @@ def parse_pipeline(spec: str) -> PassPipeline:
 
 def run_pipeline(
     module: ModuleOp,
-    spec: str,
+    passes: Sequence[ModulePass],
     verify_each: bool = True,
     seconds: dict[str, float] | None = None,
     keep_before: bool = False,
 ) -> list[str]:
-    """Run `spec` on `module`; returns the pass names. The IR is verified after
+    """Run `passes` on `module`; returns the pass names. The IR is verified after
     each pass (`verify_each`, what tests and deeploy-opt do: a failure names
     the pass) or only after the last one (what `lower` does by default: a
     large graph's verification costs more than most passes). `seconds`, when
@@ -146,11 +234,11 @@ def run_pipeline(
     name, a copy of the IR it was given)."""
     from deeploy_mlir import progress
 
-    pipeline = parse_pipeline(spec)
+    assert not isinstance(passes, str), "run_pipeline takes passes: parse_pipeline(text)"
     ctx = make_context()
     names: list[str] = []
-    for i, p in enumerate(pipeline.passes):
-        progress.stage(f"pass {i + 1}/{len(pipeline.passes)} {p.name}")
+    for i, p in enumerate(passes):
+        progress.stage(f"pass {i + 1}/{len(passes)} {p.name}")
         before = module.clone() if keep_before else None
         try:
             try:

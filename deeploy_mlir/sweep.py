@@ -20,8 +20,6 @@ from typing import Any
 
 from deeploy_mlir.errors import DeeployError
 
-#: the target whose kernels and SDK each shipped board uses
-BOARD_TARGETS = {"siracusa": "pulp-open", "gap9_evk": "gap9", "pulp_slowram": "pulp-open"}
 BUFFERINGS = ("single", "double", "double-l3")
 RUNNERS = ("host", "qemu", "gvsoc")
 
@@ -114,9 +112,10 @@ def add_parser(sub: argparse._SubParsersAction, common: Callable[..., None]) -> 
 
 
 def _target(board: str) -> str:
-    if board in BOARD_TARGETS:
-        return BOARD_TARGETS[board]
-    return "pulp-open"  # a board file: PULP-open's kernels
+    """The target whose kernels and SDK a board's points use (targets.target)."""
+    from deeploy_mlir.targets.target import target_of_board
+
+    return target_of_board(board)
 
 
 def run_point(
@@ -153,8 +152,9 @@ def _measure(
     argv += ["--lr", repr(train["lr"])]
     if train["data"]:
         argv += ["--data", train["data"]]
+    # the point's options checked as `lower`'s: one CompileConfig per point
     args = cli.build_parser().parse_args(argv)
-    c = cli.compile_model(args, need_data=False)
+    c = cli.compile_model(args, need_data=False, cfg=cli.config_of(args))
     project: Any = c.project
     man = project.manifest()
     costs = schedule_cost(project.module, load_board(board))

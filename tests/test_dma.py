@@ -19,6 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import STACKS, example_dirs, load_expected, run_cli, train_like_expected
+from xdsl.passes import ModulePass
+
+from deeploy_mlir.passes.dma_decompose import DmaDecompose
 
 pytestmark = pytest.mark.usefixtures("fast_build")
 
@@ -34,13 +37,14 @@ def _train(d: Path, tmp: Path, *opts: object) -> dict:
 def test_single_and_double_buffering_match_and_move_the_same_bytes(
     d: Path, target: str, tmp_path: Path
 ) -> None:
-    from deeploy_mlir.pipeline import pipeline_for
+    from deeploy_mlir.config import CompileConfig
+    from deeploy_mlir.pipeline import pipeline, print_pipeline
 
     double = _train(d, tmp_path, "--target", target, "--buffering", "double")
     # the same tiles (chosen for two buffers per tile), single-buffered
-    same_tiles = pipeline_for("tiled", 16384, target=target, buffering="single").replace(
-        "buffers=1", "buffers=2"
-    )
+    cfg = CompileConfig(target=target, l1=16384, buffering="single", tile_buffers=2)
+    same_tiles = print_pipeline(pipeline(cfg))
+    assert "buffers=2" in same_tiles and "dma-multibuffer" not in same_tiles
     single = _train(d, tmp_path, "--target", target, "--pass-pipeline", same_tiles)
     assert single["dma"]["L2->L1"]["bytes"] > 0
     assert single["dma"] == double["dma"]
@@ -129,16 +133,16 @@ int main(void)
 """
 
 
-def _statements(ir: str, spec: str, args: list[str]) -> list[str]:
-    """The C statements of the one function of `ir` after the passes `spec`."""
+def _statements(ir: str, passes: tuple[ModulePass, ...], args: list[str]) -> list[str]:
+    """The C statements of the one function of `ir` after `passes`."""
     from xdsl.parser import Parser
 
     from deeploy_mlir.emitters.c import function_statements
-    from deeploy_mlir.pipeline import make_context, parse_pipeline
+    from deeploy_mlir.pipeline import make_context
 
     ctx = make_context()
     module = Parser(ctx, ir).parse_module()
-    for p in parse_pipeline(spec).passes:
+    for p in passes:
         p.apply(ctx, module)
     fn = next(iter(module.ops))
     return function_statements(fn, args)  # type: ignore[arg-type]
@@ -174,8 +178,8 @@ def _build_and_run(tmp: Path, main: str) -> subprocess.CompletedProcess[str]:
 
 
 def _emit_and_run(tmp: Path, wait_each: bool) -> subprocess.CompletedProcess[str]:
-    spec = f"dma-decompose{{engine=gap9 wait_each={'true' if wait_each else 'false'}}}"
-    return _build_and_run(tmp, MAIN % "\n".join(_statements(RANK3, spec, ["a", "b"])))
+    passes = (DmaDecompose(engine="gap9", wait_each=wait_each),)
+    return _build_and_run(tmp, MAIN % "\n".join(_statements(RANK3, passes, ["a", "b"])))
 
 
 def test_per_subcopy_waits_make_the_shared_request_safe(tmp_path: Path) -> None:
@@ -236,7 +240,7 @@ def test_mchan_sub_copies_do_not_leak_transfer_ids(tmp_path: Path) -> None:
     sub-copies on one command run (and move the bytes numpy says). With those
     waits taken out of the emitted C, the emulation stops at the 17th issue,
     as the board would stall."""
-    lines = _statements(RANK3_MCHAN, "dma-decompose{engine=pulp-open}", ["a", "b"])
+    lines = _statements(RANK3_MCHAN, (DmaDecompose(engine="pulp-open"),), ["a", "b"])
     issues = [ln for ln in lines if "pi_cl_dma_cmd_2d(" in ln]
     assert len(issues) == 1  # one issue, in the loop of 20
     guards = [ln for ln in lines if "pi_cl_dma_cmd_wait(" in ln and ln.lstrip().startswith("if")]

@@ -183,8 +183,9 @@ def test_empty_pass_pipeline_is_an_error(tmp_path: Path, spec: str) -> None:
 def test_emit_ir_on_failure_is_the_ir_before_the_failing_pass(tmp_path: Path) -> None:
     from xdsl.dialects.builtin import ModuleOp
 
+    from deeploy_mlir.config import CompileConfig
     from deeploy_mlir.frontend.onnx_import import import_model
-    from deeploy_mlir.pipeline import parse_pipeline, pipeline_for, run_pipeline
+    from deeploy_mlir.pipeline import pipeline, run_pipeline
 
     out, ir = tmp_path / "p", tmp_path / "failed.mlir"
     # an arena of 100 bytes: smaller than any gemm tile, tile-select fails
@@ -196,10 +197,9 @@ def test_emit_ir_on_failure_is_the_ir_before_the_failing_pass(tmp_path: Path) ->
     assert lines[1].startswith("deeploy-mlir: error:") and "L1" in lines[1]
     assert not out.exists()
     # independently: the passes before tile-select, run here, give that IR
-    spec = pipeline_for("tiled", 100, target="pulp-open", l2=2097152)
-    names = [p.name for p in parse_pipeline(spec).passes]
-    prefix = spec.split(",tile-select")[0]
-    assert names[len(parse_pipeline(prefix).passes)] == "tile-select"
+    passes = pipeline(CompileConfig(l1=100, l2=2097152, l3=8388608))
+    names = [p.name for p in passes]
+    prefix = passes[: names.index("tile-select")]
     module: ModuleOp = import_model(WIDE).module.clone()
     run_pipeline(module, prefix)
     assert ir.read_text() == str(module) + "\n"
@@ -343,11 +343,17 @@ def test_progress_on_a_terminal(tmp_path: Path) -> None:
 
 
 def test_cli_choices_agree_with_the_passes() -> None:
+    import typing
+
     from deeploy_mlir import cli
+    from deeploy_mlir.config import CompileConfig
     from deeploy_mlir.passes.memory_regime import REGIMES
     from deeploy_mlir.pipeline import BUFFERINGS, TILINGS
 
     assert (cli.TILINGS, cli.BUFFERINGS, cli.REGIMES) == (TILINGS, BUFFERINGS, REGIMES)
+    hints = typing.get_type_hints(CompileConfig)
+    assert typing.get_args(hints["tiling"]) == TILINGS
+    assert typing.get_args(hints["buffering"]) == BUFFERINGS
 
 
 def _imported(args: list[str], tmp: Path) -> set[str]:

@@ -18,9 +18,10 @@ import onnx
 import pytest
 from conftest import STACKS, run_cli, train_like_expected
 
+from deeploy_mlir.config import CompileConfig
 from deeploy_mlir.dialects.tiling import is_loop
 from deeploy_mlir.frontend.onnx_import import import_model
-from deeploy_mlir.pipeline import pipeline_for, run_pipeline
+from deeploy_mlir.pipeline import pipeline, run_pipeline
 
 pytestmark = pytest.mark.usefixtures("fast_build")
 
@@ -76,7 +77,7 @@ def test_stage_tiles_fit_the_l2_budget() -> None:
     d = ROOT / "examples" / "mlp_wide"
     module = import_model(d).module.clone()
     l2 = BUDGETS["mlp_wide"]
-    run_pipeline(module, pipeline_for("tiled", 2048, buffering="single", l2=l2, home="L3"))
+    run_pipeline(module, pipeline(CompileConfig(l1=2048, buffering="single", l2=l2, home="L3")))
     loops = [o for o in module.walk() if is_loop(o, "stage")]
     assert len(loops) >= 3
     from deeploy_mlir.dialects import training as T

@@ -11,20 +11,21 @@ from pathlib import Path
 import pytest
 from conftest import example_dirs, run_cli, train_like_expected
 from xdsl.dialects import func
+from xdsl.passes import ModulePass
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.training import ArenaViewOp
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.memory.planner import Buffer, check_no_overlap, lower_bound
 from deeploy_mlir.passes.arena_plan import nbytes
-from deeploy_mlir.pipeline import DEFAULT_PIPELINE, NO_INPLACE_PIPELINE, run_pipeline
+from deeploy_mlir.pipeline import l2_pipeline, print_pipeline, run_pipeline
 
 pytestmark = pytest.mark.usefixtures("fast_build")
 
 EXAMPLES = example_dirs()
 
 
-def planned(d: Path, pipeline: str = DEFAULT_PIPELINE):
+def planned(d: Path, pipeline: tuple[ModulePass, ...] = l2_pipeline()):
     model = import_model(d)
     run_pipeline(model.module, pipeline)
     return model.module
@@ -59,9 +60,9 @@ def lifetimes_from_ir(module) -> tuple[list[Buffer], dict[str, int]]:
 
 
 @pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
-@pytest.mark.parametrize("pipeline", [DEFAULT_PIPELINE, NO_INPLACE_PIPELINE])
-def test_plans_are_valid_and_near_the_bound(d: Path, pipeline: str) -> None:
-    module = planned(d, pipeline)
+@pytest.mark.parametrize("inplace", [True, False])
+def test_plans_are_valid_and_near_the_bound(d: Path, inplace: bool) -> None:
+    module = planned(d, l2_pipeline(inplace))
     bufs, offsets = lifetimes_from_ir(module)
     assert check_no_overlap(bufs, offsets) == []
     planned_l2 = T.arena_of(module, "L2")
@@ -75,10 +76,7 @@ def test_plans_are_valid_and_near_the_bound(d: Path, pipeline: str) -> None:
 @pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
 def test_greedy_equals_exact_on_the_examples(d: Path) -> None:
     greedy = T.arena_bytes(planned(d), "L2")
-    exact_pipe = DEFAULT_PIPELINE.replace(
-        "arena-plan{level=L2}", "arena-plan{level=L2 strategy=exact}"
-    )
-    m = planned(d, exact_pipe)
+    m = planned(d, l2_pipeline(strategy="exact"))
     exact_l2 = T.arena_of(m, "L2")
     assert exact_l2 is not None and exact_l2.is_proven is True
     exact = exact_l2.size_bytes
@@ -136,4 +134,4 @@ def test_inplace_saves_memory_and_keeps_the_numbers(d: Path, tmp_path: Path) -> 
     for lv in ("L1", "L2", "L3"):
         assert set(rep["memory"][lv]) >= {"arena_bytes", "bound_bytes"}
     assert {b["kind"] for b in rep["buffers"]} >= {"weight", "gradient", "activation", "input"}
-    train_like_expected(d, tmp_path, "--pass-pipeline", NO_INPLACE_PIPELINE)
+    train_like_expected(d, tmp_path, "--pass-pipeline", print_pipeline(l2_pipeline(False)))

@@ -28,7 +28,7 @@ from host_run import lower_and_run
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
-from deeploy_mlir.pipeline import run_pipeline
+from deeploy_mlir.pipeline import bufferize_only, run_pipeline
 from deeploy_mlir.tiling.model import footprint, tile_operands
 
 #: model -> L1 budget of the single-buffered run (the double-buffered one: twice that)
@@ -45,7 +45,7 @@ def _untiled_need(model: Path) -> int:
     """The L1 the untiled schedule needs (one buffer each): the largest op's
     operands, whole (what tile-select's untiled solver allocates)."""
     module = import_model(model).module.clone()
-    run_pipeline(module, "training-inplace-alias,training-bufferize{level=L2}")
+    run_pipeline(module, bufferize_only())
     need = 0
     for op in module.walk():
         if isinstance(op, T.TrainingComputeOp) and isinstance(op, T.IterationSpaceInterface):

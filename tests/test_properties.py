@@ -16,7 +16,7 @@ from onnx_builders import deeploy_mlp_layers
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.interp.interpreter import TrainingSession
-from deeploy_mlir.pipeline import DEFAULT_PIPELINE, run_pipeline
+from deeploy_mlir.pipeline import l2_pipeline, run_pipeline
 
 shapes = st.tuples(
     st.integers(1, 9),  # batch
@@ -48,7 +48,7 @@ def test_random_mlps_match_the_interpreter(tmp_path_factory, case) -> None:
     ref = TrainingSession(imported.module.clone(), imported.params)
     _, want = ref.train(data, steps, 1, 0.05)
     planned = imported.module.clone()
-    run_pipeline(planned, DEFAULT_PIPELINE)
+    run_pipeline(planned, l2_pipeline())
     arena = T.arena_bytes(planned, "L2")
 
     extra = ["--l2", str(l2)] if l2 is not None else []

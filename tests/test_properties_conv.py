@@ -24,7 +24,7 @@ from onnx_builders import make_model, vi
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.interp.reference import compute
-from deeploy_mlir.pipeline import run_pipeline
+from deeploy_mlir.pipeline import bufferize_only, run_pipeline
 from deeploy_mlir.tiling.model import footprint, tile_operands, whole_dims
 
 
@@ -90,7 +90,7 @@ def _l1_budget(path: Path, buffers: int, frac: float) -> tuple[int, T.TrainingCo
     buffers), and the imported op."""
     imported = import_model(path)
     module = imported.module.clone()
-    run_pipeline(module, "training-bufferize{level=L2}")
+    run_pipeline(module, bufferize_only(inplace=False))
     op = next(o for o in module.walk() if isinstance(o, T.Conv2dOp | T.Conv2dGradOp))
     assert isinstance(op, T.IterationSpaceInterface)
     dims = list(op.iteration_space().dims)

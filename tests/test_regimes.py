@@ -34,10 +34,12 @@ from conftest import (
 )
 from xdsl.dialects.builtin import ModuleOp
 
+from deeploy_mlir.config import CompileConfig
 from deeploy_mlir.cost.schedule import FunctionCost
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.memory.report import (
     SCHEDULES,
+    Compile,
     RegimeReport,
     Schedule,
     bufferize,
@@ -58,6 +60,12 @@ BOARDS = available_boards()
 SMALL_L1 = 2048
 
 
+def _compiler(module: ModuleOp, board: str, l1: int, l2: int, l3: int) -> Compile:
+    """memory.report.compiler for pulp-open with these budgets (`report`'s)."""
+    cfg = CompileConfig(l1=l1, l2=l2, l3=l3, board=board, name_options=True, verify_each=False)
+    return compiler(module, cfg)
+
+
 @cache
 def _model(d: Path):  # type: ignore[no-untyped-def]
     return import_model(str(d), None)
@@ -69,9 +77,7 @@ def _small_l1_modules(d: Path, l1: int = SMALL_L1) -> dict[tuple[str, str], Modu
     nor the regime's moves depend on the board (every regime fits every
     shipped board), so one compile serves every board."""
     b = load_board("siracusa")
-    compile_ = compiler(
-        _model(d).module, "siracusa", "pulp-open", l1, b.levels["L2"], b.levels["L3"]
-    )
+    compile_ = _compiler(_model(d).module, "siracusa", l1, b.levels["L2"], b.levels["L3"])
     return {(r, s): compile_(r, SCHEDULES[s]) for r in REGIMES for s in ("single", "double")}
 
 
@@ -84,7 +90,7 @@ def _report(d: Path, board_name: str, l1: int | None) -> RegimeReport:
     module = _model(d).module
     l2, l3 = b.levels["L2"], b.levels["L3"]
     if l1 is None:
-        compile_ = compiler(module, board_name, "pulp-open", b.levels["L1"], l2, l3)
+        compile_ = _compiler(module, board_name, b.levels["L1"], l2, l3)
     else:
         modules = _small_l1_modules(d)
 
@@ -305,7 +311,7 @@ def test_report_json_plot_and_a_board_that_cannot_hold_resident(tmp_path: Path) 
     # the same numbers as the model run in-process on that board
     b = load_board(str(board_file))
     module = _model(d).module
-    compile_ = compiler(module, str(board_file), "pulp-open", 2048, l2, b.levels["L3"])
+    compile_ = _compiler(module, str(board_file), 2048, l2, b.levels["L3"])
     rep = regime_report(
         bufferize(module), b, l2, b.levels["L3"], "spill", compile_, ("single", "double")
     )
@@ -331,7 +337,7 @@ def test_each_regime_trains_and_its_copies_are_the_models(regime: str, tmp_path:
     # the copies of one training and one optimizer step, as the model walks them
     board = load_board("siracusa")
     b = board.levels
-    compile_ = compiler(_model(d).module, "siracusa", "pulp-open", b["L1"], b["L2"], b["L3"])
+    compile_ = _compiler(_model(d).module, "siracusa", b["L1"], b["L2"], b["L3"])
     from deeploy_mlir.cost.schedule import schedule_cost
 
     cost = schedule_cost(compile_(regime, SCHEDULES["double"]), board)

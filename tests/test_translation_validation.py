@@ -13,28 +13,29 @@ import numpy as np
 import pytest
 from conftest import example_dirs, load_expected, model_dirs
 
+from deeploy_mlir.config import CompileConfig as C
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.interp.interpreter import TrainingSession, loss_output_name
-from deeploy_mlir.pipeline import DEFAULT_PIPELINE, make_context, parse_pipeline, pipeline_for
+from deeploy_mlir.pipeline import l2_pipeline, make_context, pipeline
 
 EXAMPLES = example_dirs()
 #: the untiled L2 pipeline, and tiled ones that force many tiles (1-2 KiB of L1)
 #: through every DMA pass: single and double buffering, both targets' engines
-PIPELINES = {
-    "l2": DEFAULT_PIPELINE,
-    "tiled-single-pulp-open": pipeline_for("tiled", 1024, target="pulp-open", buffering="single"),
-    "tiled-double-gap9": pipeline_for("tiled", 2048, target="gap9", buffering="double"),
-    "untiled-double-pulp-open": pipeline_for("untiled", 1 << 20, buffering="double"),
-    "weights-l3-tiled-double-gap9": pipeline_for(
-        "tiled", 4096, target="gap9", buffering="double", weights="L3"
+PIPELINES: dict[str, object] = {
+    "l2": l2_pipeline(),
+    "tiled-single-pulp-open": pipeline(C(l1=1024, target="pulp-open", buffering="single")),
+    "tiled-double-gap9": pipeline(C(l1=2048, target="gap9", buffering="double")),
+    "untiled-double-pulp-open": pipeline(C(tiling="untiled", l1=1 << 20, buffering="double")),
+    "weights-l3-tiled-double-gap9": pipeline(
+        C(l1=4096, target="gap9", buffering="double", weights="L3")
     ),
     # every tensor in L3, moved through 1000 bytes of L2 in stage tiles
-    "home-l3-staged-single-pulp-open": pipeline_for(
-        "tiled", 2048, target="pulp-open", buffering="single", l2=1000, home="L3"
+    "home-l3-staged-single-pulp-open": pipeline(
+        C(l1=2048, target="pulp-open", buffering="single", l2=1000, home="L3")
     ),
-    "home-l3-staged-double-l3-gap9": pipeline_for(
-        "tiled", 2048, target="gap9", buffering="double-l3", l2=1000, home="L3"
+    "home-l3-staged-double-l3-gap9": pipeline(
+        C(l1=2048, target="gap9", buffering="double-l3", l2=1000, home="L3")
     ),
     # an L2 budget of 80% of what the model needs: the largest tensors spill to
     # L3 (the budget is filled in per example, below)
@@ -42,14 +43,14 @@ PIPELINES = {
 }
 
 
-def _spill_pipeline(module) -> str:
+def _spill_pipeline(module) -> tuple:
     from deeploy_mlir.interp.interpreter import arena_sizes
     from deeploy_mlir.pipeline import run_pipeline
 
     probe = module.clone()
-    run_pipeline(probe, DEFAULT_PIPELINE)
+    run_pipeline(probe, l2_pipeline())
     budget = arena_sizes(probe)["L2"] * 4 // 5
-    return pipeline_for("none", l2=budget)
+    return pipeline(C(tiling="none", l2=budget))
 
 
 def _train(module, params, d: Path, exp: dict) -> tuple[list[float], dict[str, np.ndarray]]:
@@ -75,7 +76,7 @@ CASES += [
     [(d, PIPELINES[k]) for d, k in CASES],
     ids=[f"{d.name}-{k}" for d, k in CASES],
 )
-def test_every_pass_preserves_the_numbers(d: Path, pipeline: str) -> None:
+def test_every_pass_preserves_the_numbers(d: Path, pipeline: object) -> None:
     exp = load_expected(d)
     model = import_model(d)
     module = model.module
@@ -85,9 +86,8 @@ def test_every_pass_preserves_the_numbers(d: Path, pipeline: str) -> None:
     for name, want in exp["params"].items():
         np.testing.assert_allclose(ref_params[name], np.array(want), rtol=1e-4, atol=1e-6)
     ctx = make_context()
-    if pipeline == "spill":
-        pipeline = _spill_pipeline(module)
-    for p in parse_pipeline(pipeline).passes:
+    passes = _spill_pipeline(module) if pipeline == "spill" else pipeline
+    for p in passes:
         p.apply(ctx, module)
         module.verify()
         assert loss_output_name(module) == loss_name
@@ -115,7 +115,7 @@ def test_a_corrupted_plan_changes_the_numbers() -> None:
     model = import_model(d)
     module = model.module
     ctx = make_context()
-    for p in parse_pipeline(DEFAULT_PIPELINE).passes:
+    for p in l2_pipeline():
         p.apply(ctx, module)
     good, _ = _train(module, model.params, d, exp)
     views = [op for op in module.walk() if isinstance(op, ArenaViewOp)]
@@ -145,7 +145,7 @@ def test_default_pipeline_preserves_the_numbers_of_every_model(d: Path) -> None:
         got = np.asarray(ref_params[name]).reshape(np.shape(want))
         np.testing.assert_allclose(got, np.array(want), rtol=1e-4, atol=1e-6)
     ctx = make_context()
-    for p in parse_pipeline(DEFAULT_PIPELINE).passes:
+    for p in l2_pipeline():
         p.apply(ctx, module)
         module.verify()
         losses, params = _train(module, model.params, d, ref)

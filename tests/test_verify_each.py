@@ -18,7 +18,7 @@ from deeploy_mlir.passes.training_inplace_alias import TrainingInplaceAlias
 from deeploy_mlir.pipeline import run_pipeline
 
 #: the broken pass is the last one, so that nothing after it trips on its IR
-PIPELINE = "training-inplace-alias"
+PIPELINE = (TrainingInplaceAlias(),)
 
 
 def test_verify_each_gives_the_same_c(tmp_path: Path) -> None:

@@ -375,8 +375,9 @@ def main() -> None:  # pragma: no cover - a measurement, printed
     import time
     from pathlib import Path
 
+    from deeploy_mlir.config import CompileConfig
     from deeploy_mlir.frontend.onnx_import import import_model
-    from deeploy_mlir.pipeline import pipeline_for, run_pipeline
+    from deeploy_mlir.pipeline import pipeline, run_pipeline
     from deeploy_mlir.targets.boards import available_boards, load_board
 
     root = Path(__file__).resolve().parents[2] / "examples"
@@ -385,7 +386,7 @@ def main() -> None:  # pragma: no cover - a measurement, printed
             board = load_board(name)
             for l1 in (board.levels["L1"], 2048):
                 m = import_model(str(d), None).module.clone()
-                run_pipeline(m, pipeline_for("tiled", l1, board=name, regime="auto"))
+                run_pipeline(m, pipeline(CompileConfig(l1=l1, board=name, regime="auto")))
                 t0 = time.perf_counter()
                 cost = schedule_cost(m, board)
                 dt = time.perf_counter() - t0

@@ -210,23 +210,9 @@ PULP_OPEN_RAM = EngineAttr("pulp-open-ram", "L3", "L2", 2, 1 << 20, 1 << 20, 4, 
 #: GAP9's L3 RAM copies: the sub-copies of one transfer share one request
 GAP9_RAM = EngineAttr("gap9-ram", "L3", "L2", 2, 1 << 20, 1 << 20, 4, True)
 
+#: the engines by name (which engines a target has: its Target record,
+#: deeploy_mlir.targets.target)
 ENGINES: dict[str, EngineAttr] = {e.engine.data: e for e in (MCHAN, PULP_OPEN_RAM, GAP9_RAM)}
-TARGET_ENGINES: dict[str, tuple[EngineAttr, ...]] = {
-    "pulp-open": (MCHAN, PULP_OPEN_RAM),
-    "gap9": (MCHAN, GAP9_RAM),
-}
-
-
-def engines_named(spec: str) -> tuple[EngineAttr, ...]:
-    """`spec` is an engine name or a target name (all of its engines)."""
-    if spec in TARGET_ENGINES:
-        return TARGET_ENGINES[spec]
-    if spec in ENGINES:
-        return (ENGINES[spec],)
-    raise ValueError(
-        f"unknown engine '{spec}' (engines: {', '.join(ENGINES)}; "
-        f"targets: {', '.join(TARGET_ENGINES)})"
-    )
 
 
 # --------------------------------------------------------------------------

@@ -31,27 +31,10 @@ from deeploy_mlir.interp.attrs import (
 from deeploy_mlir.outputs import staged_dir
 from deeploy_mlir.passes.arena_plan import nbytes
 from deeploy_mlir.targets.stacks import cluster_stacks
+from deeploy_mlir.targets.target import get_target
 
 TEMPLATES = Path(__file__).parent / "templates"
 
-
-@dataclass(frozen=True)
-class Sdk:
-    name: str
-    home: str
-    #: the make variable that builds the board's L3 RAM driver into the
-    #: application (pmsis_bsp's rules/pulpos/src.mk): pulp-sdk's HyperRAM
-    #: (siracusa's target file sets it, pulp-open's does not), gap_sdk's
-    #: APS25xxxN OctoSPI PSRAM of the GAP9 EVK
-    ram_config: str
-    cflags: tuple[str, ...] = ()
-
-
-#: the SDK each target's project builds with (both speak PMSIS)
-TARGETS: dict[str, Sdk] = {
-    "pulp-open": Sdk("pulp-sdk", "PULP_SDK_HOME", "CONFIG_HYPERRAM"),
-    "gap9": Sdk("gap_sdk", "GAP_SDK_HOME", "CONFIG_APS25XXXN", ("-DCONFIG_GAP9",)),
-}
 
 #: the C dialect of every build of the emitted code and the runtime: GNU C (the
 #: SDK headers use `asm`), and no a*b+c contracted by the compiler (ISO C
@@ -1088,7 +1071,7 @@ class Project:
             "c_float": c_float,
             "c_ident": c_ident,
             "n_calls": self.n_calls,
-            "sdk": TARGETS[self.opts.target],
+            "sdk": get_target(self.opts.target).sdk,
             "c_lang": " ".join(C_LANG),
             "stacks": cluster_stacks(self.opts.num_cores),
             "rv32": self._rv32_memory(),
@@ -1156,10 +1139,7 @@ def template_env() -> jinja2.Environment:
 
 def render(project: Project) -> dict[str, str]:
     """File name -> text of every generated file (runtime sources excluded)."""
-    if project.opts.target not in TARGETS:
-        raise DeeployError(
-            f"unknown target '{project.opts.target}' (available: {', '.join(TARGETS)})"
-        )
+    get_target(project.opts.target)  # an unknown target: one line
     env = project.env
     ctx = project.context()
     files = {}

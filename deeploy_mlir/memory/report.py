@@ -19,6 +19,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
+from deeploy_mlir.config import Buffering, CompileConfig, Tiling
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
@@ -144,8 +145,8 @@ def memory_summary(module: ModuleOp) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Schedule:
-    tiling: str  # tiled | untiled
-    buffering: str  # single | double
+    tiling: Tiling  # tiled | untiled
+    buffering: Buffering  # single | double
     tile_buffers: int  # the buffers per tile tile-select chooses the tiles for
 
 
@@ -206,31 +207,25 @@ class RegimeReport:
         }
 
 
-def compiler(model: ModuleOp, board: str, target: str, l1: int, l2: int, l3: int) -> Compile:
-    """compile(regime, schedule): `model` (tensor form) through the default
-    pipeline with memory-regime{board regime} and the budgets; an arena over
-    its budget is an error, as for `lower`."""
-    from deeploy_mlir.interp.attrs import check_arenas
-    from deeploy_mlir.pipeline import pipeline_for, run_pipeline
+def compiler(model: ModuleOp, base: CompileConfig) -> Compile:
+    """compile(regime, schedule): `model` (tensor form) through the pipeline of
+    `base` with memory-regime{regime} and the schedule's tiling and buffering;
+    an arena over its budget fails in arena-plan, as for `lower`."""
+    import dataclasses
 
-    budgets = {"l1": l1, "l2": l2, "l3": l3}
+    from deeploy_mlir.pipeline import pipeline, run_pipeline
 
     def compile_(regime: str, s: Schedule) -> ModuleOp:
-        spec = pipeline_for(
-            s.tiling,
-            l1,
-            target=target,
+        two = s.tiling == "tiled" and s.buffering == "single" and s.tile_buffers == 2
+        cfg = dataclasses.replace(
+            base,
+            regime=regime,  # type: ignore[arg-type]
+            tiling=s.tiling,
             buffering=s.buffering,
-            l2=l2,
-            regime=regime,
-            board=board,
-            l3_budget=l3,
+            tile_buffers=2 if two else None,
         )
-        if s.tiling == "tiled" and s.buffering == "single" and s.tile_buffers == 2:
-            spec = spec.replace("solver=z3 buffers=1", "solver=z3 buffers=2")
         module = model.clone()
-        run_pipeline(module, spec, verify_each=False)
-        check_arenas(module, budgets)
+        run_pipeline(module, pipeline(cfg), verify_each=False)
         return module
 
     return compile_
@@ -238,10 +233,10 @@ def compiler(model: ModuleOp, board: str, target: str, l1: int, l2: int, l3: int
 
 def bufferize(model: ModuleOp) -> ModuleOp:
     """A copy of `model` right after training-bufferize (what memory-regime sees)."""
-    from deeploy_mlir.pipeline import run_pipeline
+    from deeploy_mlir.pipeline import bufferize_only, run_pipeline
 
     module = model.clone()
-    run_pipeline(module, "training-inplace-alias,training-bufferize{level=L2}")
+    run_pipeline(module, bufferize_only())
     return module
 
 

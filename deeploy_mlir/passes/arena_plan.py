@@ -1,8 +1,8 @@
-"""arena-plan{level=L2 strategy=greedy|exact}: one static arena per memory level.
+"""arena-plan{level=L2 strategy=greedy|exact capacity=N}: one static arena per memory level.
 
 `greedy` (largest first, lowest free offset) is fast for any graph; `exact`
-asks Z3 for the smallest arena (for small graphs; it records
-`training.arena_proven_<level>` = 1 when the minimum is proven, 0 when the
+asks Z3 for the smallest arena (for small graphs; its
+`#training.arena<..., proven = true>` says the minimum is proven, `false` that the
 search reached `rlimit`, Z3's deterministic resource limit -- a count of
 solver steps, not a time, so the plan is the same on any machine and load --
 and the best plan found is used).
@@ -16,14 +16,19 @@ the two functions run one after the other, so their temporaries may share
 space. Zero-sized buffers take no space.
 
 The pass replaces each `memref.alloc` of `level` by a `training.arena_view` at
-its offset, gives each argument a `training.offset`, and records on the module
-`training.arena_<level>` (bytes planned) and `training.arena_bound_<level>`
-(the peak of bytes live at once).
+its offset, gives each argument its offset (in its `#training.arg`), and records
+on the module `training.arena_<level> = #training.arena<size = bytes planned,
+bound = the peak of bytes live at once>`.
+
+With a `capacity`, an arena over it is the one-line budget error (`stacks`:
+the L1 the cluster stacks take beside an L1 arena's capacity, named in it;
+`name_option`: name the command-line option of the budget, --l1/--l2/--l3).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
@@ -52,10 +57,14 @@ __all__ = ["ArenaPlan", "level_of", "nbytes"]
 class ArenaPlan(ModulePass):
     name = "arena-plan"
 
-    level: str = "L2"
-    strategy: str = "greedy"
+    level: Literal["L1", "L2", "L3"] = "L2"
+    strategy: Literal["greedy", "exact"] = "greedy"
     #: capacity of the level in bytes (0 = unchecked)
     capacity: int = 0
+    #: L1 bytes the cluster stacks take beside `capacity` (named in the error)
+    stacks: int = 0
+    #: name the command-line option of the budget (--l1, --l2, --l3) in the error
+    name_option: bool = False
     #: `exact`: Z3's resource limit (0 = none)
     rlimit: int = DEFAULT_RLIMIT
 
@@ -68,6 +77,8 @@ class ArenaPlan(ModulePass):
             )
         if self.capacity < 0:
             raise DeeployError(f"arena-plan: capacity must not be negative, got {self.capacity}")
+        if self.stacks < 0:
+            raise DeeployError(f"arena-plan: stacks must not be negative, got {self.stacks}")
         if self.rlimit < 0:
             raise DeeployError(f"arena-plan: rlimit must not be negative, got {self.rlimit}")
 
@@ -87,13 +98,17 @@ class ArenaPlan(ModulePass):
         problems = check_no_overlap(bl, offsets)
         assert not problems, problems
         if self.capacity and size > self.capacity:
-            raise DeeployError(
-                f"the {self.level} arena needs {size} bytes but the {self.level} budget is "
-                f"{self.capacity} bytes"
-            )
+            raise DeeployError(self._over_budget(size))
         for fn, i, name in args:
             T.set_arg_offset(fn, i, offsets[name])
         for o, key in allocs:
             view = T.ArenaViewOp(offsets[key], o.memref.type)  # type: ignore[arg-type]
             Rewriter.replace_op(o, view)
         T.set_arena(op, self.level, T.ArenaAttr(size, lower_bound(bl), proven))
+
+    def _over_budget(self, size: int) -> str:
+        lv, cap = self.level, self.capacity
+        stacks = self.stacks if lv == "L1" else 0
+        note = f" ({cap + stacks} minus {stacks} of cluster stacks)" if stacks else ""
+        option = f" (--{lv.lower()})" if self.name_option else ""
+        return f"the {lv} arena needs {size} bytes but the {lv} budget is {cap} bytes{note}{option}"

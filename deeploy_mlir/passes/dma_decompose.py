@@ -1,7 +1,8 @@
 """dma-decompose{engine=NAME|TARGET wait_each=true}: copies the engine accepts.
 
 Every `dma.copy` on a hop of the given engines (a target name means all of
-its engines: pulp-open = mchan + pulp-open-ram, gap9 = mchan + gap9-ram) gets
+its engines, as its Target record in deeploy_mlir.targets.target lists them:
+pulp-open = mchan + pulp-open-ram, gap9 = mchan + gap9-ram) gets
 its engine. A copy of a higher rank than the engine takes (or of more bytes)
 becomes a loop nest of sub-copies: the box dims outermost on the loc side are
 peeled, one `scf.for` each (marked `dma.sub_copies`), until the remaining box
@@ -26,6 +27,7 @@ tests, the bug they prevent.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -39,6 +41,11 @@ from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import BUFFER, MATERIALIZED, require
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.targets.target import TARGETS
+
+#: a target (all of its engines) or one engine (dma.ENGINES); a test checks
+#: that these are the targets and the engines
+EngineName = Literal["pulp-open", "gap9", "mchan", "pulp-open-ram", "gap9-ram"]
 
 
 def _index(b: Builder, v: int) -> SSAValue:
@@ -49,14 +56,22 @@ def _index(b: Builder, v: int) -> SSAValue:
 class DmaDecompose(ModulePass):
     name = "dma-decompose"
 
-    engine: str = "pulp-open"
+    engine: EngineName = "pulp-open"
     wait_each: bool = True
 
+    def engines(self) -> tuple[dma.EngineAttr, ...]:
+        """The engines `engine` names: a target's, or the one engine."""
+        names = TARGETS[self.engine].engines if self.engine in TARGETS else (self.engine,)
+        unknown = [n for n in names if n not in dma.ENGINES]
+        if unknown:
+            raise DeeployError(
+                f"dma-decompose: unknown engine '{unknown[0]}' (engines: "
+                f"{', '.join(dma.ENGINES)}; targets: {', '.join(TARGETS)})"
+            )
+        return tuple(dma.ENGINES[n] for n in names)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            engines = dma.engines_named(self.engine)
-        except ValueError as e:
-            raise DeeployError(f"dma-decompose: {e}") from None
+        engines = self.engines()
         require(op, self.name, BUFFER, MATERIALIZED)
         by_hop = {e.hop: e for e in engines}
         for copy in [o for o in op.walk() if isinstance(o, dma.CopyOp)]:

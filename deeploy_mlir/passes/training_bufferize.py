@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects import func, memref
@@ -72,7 +73,7 @@ def sequentialize(
 class TrainingBufferize(ModulePass):
     name = "training-bufferize"
 
-    level: str = "L2"
+    level: Literal["L1", "L2", "L3"] = "L2"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require(op, self.name, TENSOR)

@@ -40,8 +40,6 @@ TARGETS = {
 BOOT_STACK = 0x80
 L1_BASE = 0x10000000
 #: (l3: the board's HyperRAM, runtime_c/gvsoc/ram_gvsoc.c; 8 bytes stay unused)
-#: the GVSoC target of each deeploy-mlir --target (None: no model here)
-DEFAULT_TARGET = {"pulp-open": "siracusa", "gap9": None}
 #: seconds a simulation may take before it counts as hung
 DEFAULT_TIMEOUT = 1800
 
@@ -91,15 +89,18 @@ def find_setup() -> Setup:
 
 def gvsoc_target(target: str, requested: str | None) -> str:
     """The GVSoC target for deeploy-mlir's --target and --gvsoc-target."""
-    if target not in DEFAULT_TARGET:
+    from deeploy_mlir.targets.target import TARGETS as DEEPLOY_TARGETS
+
+    if target not in DEEPLOY_TARGETS:
         raise DeeployError(f"unknown target '{target}'")
-    if DEFAULT_TARGET[target] is None:
+    model = DEEPLOY_TARGETS[target].gvsoc  # the GVSoC model of each --target (None: none here)
+    if model is None:
         raise DeeployError(
             f"--on gvsoc: there is no GVSoC model of {target} here (GVSoC is built for "
             f"{' and '.join(TARGETS)}): use --target pulp-open"
         )
     if requested is None:
-        return DEFAULT_TARGET[target] or "siracusa"
+        return model
     if requested not in TARGETS:
         raise DeeployError(f"--gvsoc-target must be one of {', '.join(TARGETS)}, not '{requested}'")
     return requested

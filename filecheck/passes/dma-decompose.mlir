@@ -105,7 +105,7 @@ func.func @transpose(%a: memref<2x3x4xf32, "L3">, %b: memref<4x3x2xf32, "L2">,
 
 // (f) An engine name that is neither an engine nor a target: one line.
 // ERR-NOT:     Traceback
-// ERR:         {{^}}deeploy-opt: error: dma-decompose: unknown engine 'x86' (engines: mchan, pulp-open-ram, gap9-ram; targets: pulp-open, gap9){{$}}
+// ERR:         {{^}}deeploy-opt: error: pass pipeline: dma-decompose: engine must be one of pulp-open, gap9, mchan, pulp-open-ram, gap9-ram, got 'x86'{{$}}
 // ERR-NOT:     {{.}}
 
 // -----

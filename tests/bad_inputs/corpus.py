@@ -784,12 +784,12 @@ for i, (pipe, err) in enumerate(
         ("arena-plan{level=L9}", "arena-plan: level must be one of L1, L2, L3, got 'L9'"),
         (
             "arena-plan{strategy=best}",
-            "arena-plan: strategy must be 'greedy' or 'exact', got 'best'",
+            "arena-plan: strategy must be one of greedy, exact, got 'best'",
         ),
         (
             "arena-plan{bogus=1}",
             'Provided arguments ["bogus"] not found in expected arguments '
-            '["level", "strategy", "capacity", "rlimit"]',
+            '["level", "strategy", "capacity", "stacks", "name_option", "rlimit"]',
         ),
         ("arena-plan{", "Expected argument name here (pass-pipeline:1:12)"),
         (
@@ -875,8 +875,8 @@ for name, pipe, err in [
     (
         "decompose_engine",
         "training-bufferize,arena-plan,tile-select,tiling-materialize,dma-decompose{engine=x86}",
-        "dma-decompose: unknown engine 'x86' (engines: mchan, pulp-open-ram, gap9-ram; "
-        "targets: pulp-open, gap9)",
+        "dma-decompose: engine must be one of pulp-open, gap9, mchan, pulp-open-ram, gap9-ram, "
+        "got 'x86'",
     ),
     (
         "no_decompose",

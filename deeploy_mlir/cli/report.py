@@ -1,0 +1,236 @@
+"""`report` (arenas against their bounds, the regimes and schedules modeled on
+a board), `minimal-l1` (the smallest L1 budget that compiles) and `board`."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from deeploy_mlir.cli.compile import Compiled, compile_model
+from deeploy_mlir.cli.options import board_of, config_of, inputs
+from deeploy_mlir.config import CompileConfig
+from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.outputs import check_file_output, staged_file
+
+if TYPE_CHECKING:
+    from deeploy_mlir.memory.report import RegimeReport
+    from deeploy_mlir.targets.boards import Board
+
+
+def _inplace_off(args: argparse.Namespace, cfg: CompileConfig) -> dict[str, Any]:
+    """The manifest of the same compile with in-place reuse off (`report`)."""
+    from deeploy_mlir import progress
+
+    progress.stage("compile again without in-place reuse")
+    with progress.nested():
+        c = compile_model(
+            args, need_data=False, notes=False, cfg=dataclasses.replace(cfg, inplace=False)
+        )
+    return c.project.manifest()  # type: ignore[attr-defined,no-any-return]
+
+
+def _print_report(man: dict[str, Any], off: dict[str, Any] | None, solver_ms: int | None) -> None:
+    """`report`'s text: arenas against their bounds, tile selection, regime, largest buffers."""
+    head = f"{'level':6} {'arena (B)':>10} {'bound (B)':>10} {'ratio':>6}"
+    print(head + (f" {'in-place off (B)':>17}" if off else ""))
+    for lv, m in man["memory"].items():
+        ratio = m["arena_bytes"] / m["bound_bytes"] if m["bound_bytes"] else 1.0
+        line = f"{lv:6} {m['arena_bytes']:>10} {m['bound_bytes']:>10} {ratio:>6.3f}"
+        if off:
+            line += f" {off['memory'][lv]['arena_bytes']:>17}"
+        print(line)
+    st = man["cluster_stacks"]
+    print(
+        f"L1 also holds the cluster stacks: {st['l1_bytes']} B ({st['stack_size']} for the "
+        f"cluster controller, {st['cores'] - 1} x {st['slave_stack_size']} for the other cores)"
+    )
+    if solver_ms is not None:
+        print(
+            f"\ntile selection: {solver_ms} ms (Z3), {man['tiling']['stopped_early']} op(s) "
+            "stopped before proving the optimum (resource limit)"
+        )
+    print(
+        f"\nregime: {man['regime']}; footprint (B): "
+        + ", ".join(f"{k} {v}" for k, v in man["footprint"].items())
+    )
+    print("\nlargest buffers:")
+    for b in sorted(man["buffers"], key=lambda b: -b["bytes"])[:10]:
+        print(f"  {b['bytes']:>10} B  {b['level']} @{b['offset']:<8} {b['kind']:<15} {b['name']}")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from deeploy_mlir.memory.report import check_plot_path, plot_report, print_regime_table
+
+    plot = None
+    if args.plot is not None:
+        check_plot_path(args.plot)
+        plot = check_file_output(args.plot, "--plot", inputs(args))
+    if plot is not None and args.board is None and args.regime is None:
+        args.regime = "auto"  # the plot models the target's board
+    board = board_of(args)
+    custom = args.pass_pipeline is not None
+    cfg = config_of(args)
+    c = compile_model(args, need_data=False, cfg=cfg)
+    man = c.project.manifest()  # type: ignore[attr-defined]
+    doc: dict[str, object] = {
+        "memory": man["memory"],
+        "regime": man["regime"],
+        "footprint": man["footprint"],
+        "buffers": man["buffers"],
+    }
+    # timed here, around the pass (the IR and the project hold no timings)
+    solver_ms = round(c.seconds.get("tile-select", 0.0) * 1000) if "tiling" in man else None
+    if solver_ms is not None:
+        doc["tiling"] = {**man["tiling"], "solver_ms": solver_ms}
+    off = None
+    if not custom:
+        off = _inplace_off(args, cfg)
+        doc["inplace_off"] = {"memory": off["memory"]}
+    rep = None
+    if board is not None:
+        from deeploy_mlir import progress
+
+        progress.stage(f"model every regime and schedule on {board.name}")
+        with progress.nested():
+            rep = _regime_report(cfg, c, board, man["regime"], args.board)
+        progress.done()
+    if rep is not None:
+        doc["board"] = rep.board.name
+        doc["needs"] = {r: {**n, "fits": rep.fits[r]} for r, n in rep.needs.items()}
+        doc["regimes"] = rep.regimes_doc()
+        doc["schedules"] = rep.schedules_doc()
+        if plot is not None:
+            shown = man["regime"] if man["regime"] in rep.costs else next(iter(rep.costs), None)
+            if shown is not None:
+                with staged_file(plot) as tmp:
+                    plot_report(
+                        tmp,
+                        rep.costs[shown]["double"],
+                        f"{Path(args.model).name} on {rep.board.name}, {shown} regime, "
+                        "double buffering",
+                    )
+    if args.json:
+        print(json.dumps(doc, indent=2))
+        return 0
+    _print_report(man, off, solver_ms)
+    if rep is not None:
+        print_regime_table(rep)
+    if plot is not None:
+        print(f"\nwrote {args.plot}")
+    return 0
+
+
+def _regime_report(
+    cfg: CompileConfig, c: Compiled, board: Board, chosen: str, board_name: str | None
+) -> RegimeReport:
+    """Every regime the board holds x single/double/untiled, modeled on `board`."""
+    from deeploy_mlir.memory.report import bufferize, compiler, regime_report
+    from deeploy_mlir.targets.target import get_target
+
+    model = c.model.module  # type: ignore[attr-defined]
+    # the default pipeline with memory-regime{board}: each regime and schedule
+    base = CompileConfig(
+        target=cfg.target,
+        l1=cfg.l1,
+        l2=cfg.l2,
+        l3=cfg.l3,
+        board=board_name or get_target(cfg.target).board,
+        name_options=True,
+        verify_each=False,
+    )
+    return regime_report(bufferize(model), board, cfg.l2, cfg.l3, chosen, compiler(model, base))
+
+
+def _why_not(args: argparse.Namespace, cfg: CompileConfig) -> str | None:
+    """Why the model does not compile with `cfg` (None: it does); an arena
+    over its budget fails in arena-plan."""
+    from deeploy_mlir.pipeline import pipeline, run_pipeline
+
+    module = args._model.module.clone()
+    try:
+        run_pipeline(module, pipeline(cfg), verify_each=cfg.verify_each)
+    except DeeployError as e:
+        return str(e)
+    return None
+
+
+def cmd_minimal_l1(args: argparse.Namespace) -> int:
+    """Smallest L1 budget (bytes) at which the model compiles, by bisection:
+    compiling is monotone in the budget (a tile that fits also fits more).
+    The bisection is over the arena's budget; the cluster stacks are added."""
+    from deeploy_mlir import progress
+    from deeploy_mlir.frontend.onnx_import import import_model
+    from deeploy_mlir.targets.stacks import stack_reservation
+
+    cfg = config_of(args)
+    progress.stage(f"import {args.model}")
+    args._model = import_model(args.model, args.params)
+    result: dict[str, int | None] = {}
+    why: str | None = None
+    for tiling in ("tiled", "untiled"):
+        progress.stage(f"bisect the L1 budget, {tiling}")
+        hi = cfg.l2
+
+        def at(l1: int, tiling: str = tiling) -> CompileConfig:
+            # the arena's budget (the stacks are added to the result)
+            return dataclasses.replace(cfg, tiling=tiling, l1=l1, l1_stacks=0, pass_pipeline=None)
+
+        with progress.nested():
+            why = _why_not(args, at(hi))
+        if why is not None:
+            result[tiling] = None
+            continue
+        lo = 0  # does not compile
+        while hi - lo > 4:
+            mid = (lo + hi) // 2 // 4 * 4 or 4
+            if mid <= lo:
+                break
+            progress.update(f"bisect the L1 budget, {tiling}: {mid} bytes?")
+            with progress.nested():
+                fits = _why_not(args, at(mid)) is None
+            if fits:
+                hi = mid
+            else:
+                lo = mid
+        result[tiling] = hi + stack_reservation()
+    if all(b is None for b in result.values()):
+        raise DeeployError(
+            f"minimal-l1: the model compiles with no L1 budget up to the L2 budget "
+            f"({cfg.l2} bytes), tiled or untiled: {why}"
+        )
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"smallest L1 budget, {args.buffering} buffering:")
+        for tiling, b in result.items():
+            print(f"  {tiling:8} {b if b is not None else 'does not fit L2'} bytes")
+    return 0
+
+
+def cmd_board(args: argparse.Namespace) -> int:
+    """Check a board file (or a shipped board) and print what it says."""
+    from dataclasses import asdict
+
+    from deeploy_mlir.targets.boards import load_board
+
+    b = load_board(args.board)
+    if args.json:
+        print(json.dumps(asdict(b), indent=2))
+        return 0
+    print(f"board {b.name}: {b.cores} cores at {b.clock_hz / 1e6:g} MHz")
+    for lv, size in b.levels.items():
+        print(f"  {lv}: {size} bytes")
+    for e in b.engines.values():
+        shared = ", one transfer per request" if e.shared_request else ""
+        print(
+            f"  engine {e.name}: {e.hop[0]} <-> {e.hop[1]}, {e.bandwidth:g} B/cycle, "
+            f"{e.setup} cycles setup, {e.issue} cycles issue, rank {e.rank}{shared}"
+        )
+    for k, t in b.kernels.items():
+        print(
+            f"  kernel {k}: {t.macs_per_cycle_per_core:g} MAC/cycle/core, {t.call} cycles per call"
+        )
+    return 0
