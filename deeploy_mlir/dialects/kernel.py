@@ -483,7 +483,7 @@ def _parse_value(parser: Parser) -> object:
         return u32_array(vals)
     num = parser.parse_optional_number()
     if isinstance(num, float):
-        return FloatAttr(num, f32)
+        return f32_attr(num)
     if isinstance(num, int):
         if not 0 <= num <= _U32_MAX:
             parser.raise_error(f"{num} is not an unsigned 32-bit integer")
