@@ -516,7 +516,7 @@ class _FamilyPattern(RewritePattern):
         calls = self.family(op)
         if calls is None:
             return
-        rewriter.replace_op(
+        rewriter.replace(
             op, [K.CallOp(c.kernel, c.struct, c.fields, c.note) for c in calls], new_results=[]
         )
 
