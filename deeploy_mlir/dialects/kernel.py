@@ -28,7 +28,7 @@ zero, as in a C initializer.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -230,6 +230,11 @@ def u32_array(vals: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, list(vals))
 
 
+def array_values(a: DenseArrayBase) -> list[int]:
+    """The integers of an array field's value."""
+    return [int(v) for v in cast(Any, a).get_values()]
+
+
 def f32_attr(v: float) -> FloatAttr:
     return FloatAttr(float(np.float32(v)), f32)
 
@@ -407,7 +412,7 @@ def _pointer_problem(ctype: str, value: Attribute | SSAValue) -> str | None:
 def _array_problem(n: int, value: Attribute | SSAValue) -> str | None:
     if not isinstance(value, DenseArrayBase):
         return f"takes an array of {n} integers"
-    vals = cast(Sequence[int], value.get_values())
+    vals = array_values(value)
     if len(vals) != n:
         return f"takes an array of {n} integers, got {len(vals)}"
     if any(not 0 <= v <= _U32_MAX for v in vals):
@@ -457,7 +462,7 @@ def _value_text(value: Attribute) -> str:
         case IntegerAttr():
             return str(value.value.data)
         case DenseArrayBase():
-            return "[" + ", ".join(str(v) for v in cast(Sequence[int], value.get_values())) + "]"
+            return "[" + ", ".join(str(v) for v in array_values(value)) + "]"
         case FloatAttr():
             return float_text(value.value.data)
         case StringAttr():

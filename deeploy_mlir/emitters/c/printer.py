@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
 
 import jinja2
 from xdsl.dialects import arith, func, memref, scf
@@ -87,8 +86,7 @@ def _field_text(value: Attribute | SSAValue, cx: FnCtx) -> str:
         case IntegerAttr():
             return f"{value.value.data}u"
         case DenseArrayBase():
-            vals = cast(Sequence[int], value.get_values())
-            return "{" + ", ".join(f"{v}u" for v in vals) + "}"
+            return "{" + ", ".join(f"{v}u" for v in K.array_values(value)) + "}"
         case FloatAttr():
             return c_float(value.value.data)
         case StringAttr():
