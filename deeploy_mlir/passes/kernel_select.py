@@ -563,8 +563,11 @@ PATTERNS: tuple[type[_FamilyPattern], ...] = (
 
 def select_kernels(root: Operation) -> None:
     """Every compute op under `root` replaced by its kernel calls, in place."""
+    # no dead-code elimination: an unused constant or view stays (the C
+    # printer's names count the values it has seen)
     walker = PatternRewriteWalker(
-        GreedyRewritePatternApplier([p() for p in PATTERNS]), apply_recursively=False
+        GreedyRewritePatternApplier([p() for p in PATTERNS], dce_enabled=False),
+        apply_recursively=False,
     )
     for region in root.regions:
         walker.rewrite_region(region)
