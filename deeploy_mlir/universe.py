@@ -40,6 +40,18 @@ def _tiling() -> Dialect:
     return Tiling
 
 
+def _kernel() -> Dialect:
+    from deeploy_mlir.dialects.kernel import Kernel
+
+    return Kernel
+
+
+def _kernel_select() -> type[ModulePass]:
+    from deeploy_mlir.passes.kernel_select import KernelSelect
+
+    return KernelSelect
+
+
 def _dma() -> Dialect:
     from deeploy_mlir.dialects.dma import DMA
 
@@ -86,6 +98,7 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "training": _training,
     "tiling": _tiling,
     "dma": _dma,
+    "kernel": _kernel,
 }
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "training-inplace-alias": _inplace,
@@ -97,6 +110,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "tiling-materialize": _materialize,
     "dma-multibuffer": _dma_multibuffer,
     "dma-decompose": _dma_decompose,
+    "kernel-select": _kernel_select,
 }
 
 DEEPLOY_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)

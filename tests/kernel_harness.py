@@ -8,7 +8,7 @@ tests/test_transformer_ops.py):
   (gcc; a file of the C layouts of the ctypes struct mirrors linked in) and
   called through ctypes on numpy arrays, each output with a guard element.
 
-The struct mirrors themselves stay with their tests."""
+The struct mirrors come from runtime_c's headers (tests/c_structs.py)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,6 @@ run under the sanitizers loads neither."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from c_structs import mirror
 from kernel_harness import (
     GCC,
     ROOT,
@@ -698,60 +698,15 @@ def test_tiles_of_a_reduction_add_up(name: str) -> None:
 
 # ---------------------------------------------------------------- runtime_c kernels
 
-PTR, U32 = ctypes.c_void_p, ctypes.c_uint32
-CONV_GEOM = [
-    "batch",
-    "in_ch",
-    "in_h",
-    "in_w",
-    "out_ch",
-    "k_h",
-    "k_w",
-    "out_h",
-    "out_w",
-    "groups",
-    "stride_h",
-    "stride_w",
-    "dil_h",
-    "dil_w",
-    "pad_top",
-    "pad_left",
-]
-POOL_GEOM = [
-    "planes",
-    "in_h",
-    "in_w",
-    "out_h",
-    "out_w",
-    "k_h",
-    "k_w",
-    "stride_h",
-    "stride_w",
-    "dil_h",
-    "dil_w",
-    "pad_top",
-    "pad_left",
-    "count_include_pad",
-]
-
-
-def _struct(c_name: str, ptrs: list[str], sizes: list[str]) -> type[ctypes.Structure]:
-    fields = [(p, PTR) for p in ptrs] + [(s, U32) for s in sizes]
-    return type(c_name, (ctypes.Structure,), {"_fields_": fields, "c_name": c_name})
-
-
-ConvArgs = _struct("dm_conv2d_args_t", ["X", "W", "B", "Y"], CONV_GEOM)
+# the argument structs, as runtime_c/include declares them (tests/c_structs.py)
+ConvArgs = mirror("dm_conv2d_args_t")
 #: acc_*: the sums start from the output's value (tiles of a reduction)
-CONV_ACC = ["acc_dX", "acc_dW", "acc_dB"]
-ConvGradArgs = _struct(
-    "dm_conv2d_grad_args_t", ["dY", "X", "W", "dX", "dW", "dB"], CONV_GEOM + CONV_ACC
-)
-#: a maxpool tile's place in the whole input (0: X is the whole input)
-POOL_FRAME = ["tile_ch", "frame_c", "frame_h", "frame_w", "org_n", "org_c", "org_h", "org_w"]
-PoolArgs = _struct("dm_pool2d_args_t", ["X", "Y", "indices"], POOL_GEOM + POOL_FRAME)
-PoolGradArgs = _struct("dm_pool2d_grad_args_t", ["dY", "indices", "dX"], POOL_GEOM)
-GlobalArgs = _struct("dm_global_avgpool_args_t", ["X", "Y"], ["planes", "size"])
-GlobalGradArgs = _struct("dm_global_avgpool_grad_args_t", ["dY", "dX"], ["planes", "size"])
+ConvGradArgs = mirror("dm_conv2d_grad_args_t")
+#: tile_ch, frame_*, org_*: a maxpool tile's place in the whole input (0: X is the whole input)
+PoolArgs = mirror("dm_pool2d_args_t")
+PoolGradArgs = mirror("dm_pool2d_grad_args_t")
+GlobalArgs = mirror("dm_global_avgpool_args_t")
+GlobalGradArgs = mirror("dm_global_avgpool_grad_args_t")
 STRUCTS = [ConvArgs, ConvGradArgs, PoolArgs, PoolGradArgs, GlobalArgs, GlobalGradArgs]
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from c_structs import enum, mirror
 
 ROOT = Path(__file__).resolve().parents[1]
 RT = ROOT / "runtime_c"
@@ -47,8 +48,10 @@ pytestmark = pytest.mark.skipif(GCC is None, reason="gcc is needed to build runt
 PTR, U32, F32 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_float
 U32x4 = U32 * 4
 
-DM_BINARY_ADD, DM_BINARY_SUB, DM_BINARY_MUL, DM_BINARY_DIV = 0, 1, 2, 3
-DM_REDUCTION_MEAN, DM_REDUCTION_SUM = 0, 1
+_OPS, _RED = enum("dm_binary_op_e"), enum("dm_reduction_e")
+DM_BINARY_ADD, DM_BINARY_SUB = _OPS["DM_BINARY_ADD"], _OPS["DM_BINARY_SUB"]
+DM_BINARY_MUL, DM_BINARY_DIV = _OPS["DM_BINARY_MUL"], _OPS["DM_BINARY_DIV"]
+DM_REDUCTION_MEAN, DM_REDUCTION_SUM = _RED["DM_REDUCTION_MEAN"], _RED["DM_REDUCTION_SUM"]
 PI_PERF_ACTIVE_CYCLES, PI_PERF_INSTR, PI_PERF_CYCLES = 0, 1, 17
 
 BARRIER_MESSAGE = (
@@ -57,130 +60,19 @@ BARRIER_MESSAGE = (
 )
 
 
-class GemmArgs(ctypes.Structure):
-    c_name = "dm_gemm_args_t"
-    _fields_ = [
-        ("A", PTR),
-        ("B", PTR),
-        ("C", PTR),
-        ("Y", PTR),
-        ("M", U32),
-        ("N", U32),
-        ("K", U32),
-        ("trans_a", U32),
-        ("trans_b", U32),
-        ("alpha", F32),
-        ("beta", F32),
-        ("c_stride_m", U32),
-        ("c_stride_n", U32),
-    ]
-
-
-class BinaryArgs(ctypes.Structure):
-    c_name = "dm_binary_args_t"
-    _fields_ = [
-        ("A", PTR),
-        ("B", PTR),
-        ("Y", PTR),
-        ("rank", U32),
-        ("shape", U32x4),
-        ("a_strides", U32x4),
-        ("b_strides", U32x4),
-        ("op", U32),
-    ]
-
-
-class UnaryArgs(ctypes.Structure):
-    c_name = "dm_unary_args_t"
-    _fields_ = [("X", PTR), ("Y", PTR), ("size", U32)]
-
-
-class ReluGradArgs(ctypes.Structure):
-    c_name = "dm_relu_grad_args_t"
-    _fields_ = [("dY", PTR), ("X", PTR), ("dX", PTR), ("size", U32)]
-
-
-class SceArgs(ctypes.Structure):
-    c_name = "dm_sce_args_t"
-    _fields_ = [
-        ("logits", PTR),
-        ("labels", PTR),
-        ("log_prob", PTR),
-        ("row_loss", PTR),
-        ("loss", PTR),
-        ("batch", U32),
-        ("classes", U32),
-        ("reduction", U32),
-    ]
-
-
-class SceGradArgs(ctypes.Structure):
-    c_name = "dm_sce_grad_args_t"
-    _fields_ = [
-        ("dY", PTR),
-        ("log_prob", PTR),
-        ("labels", PTR),
-        ("dX", PTR),
-        ("batch", U32),
-        ("classes", U32),
-        ("reduction", U32),
-    ]
-
-
-class ReduceArgs(ctypes.Structure):
-    c_name = "dm_reduce_args_t"
-    _fields_ = [
-        ("X", PTR),
-        ("Y", PTR),
-        ("rank", U32),
-        ("shape", U32x4),
-        ("reduce_mask", U32),
-    ]
-
-
-class AccumulateArgs(ctypes.Structure):
-    c_name = "dm_accumulate_args_t"
-    _fields_ = [("buffer", PTR), ("grad", PTR), ("reset", PTR), ("out", PTR), ("size", U32)]
-
-
-class SgdArgs(ctypes.Structure):
-    c_name = "dm_sgd_args_t"
-    _fields_ = [("weight", PTR), ("grad", PTR), ("lr", PTR), ("out", PTR), ("size", U32)]
-
-
-class CopyArgs(ctypes.Structure):
-    c_name = "dm_copy_args_t"
-    _fields_ = [("src", PTR), ("dst", PTR), ("bytes", U32)]
-
-
-_CONV_GEOM = [
-    (name, U32)
-    for name in (
-        "batch in_ch in_h in_w out_ch k_h k_w out_h out_w groups "
-        "stride_h stride_w dil_h dil_w pad_top pad_left"
-    ).split()
-]
-
-
-class ConvArgs(ctypes.Structure):
-    c_name = "dm_conv2d_args_t"
-    _fields_ = [("X", PTR), ("W", PTR), ("B", PTR), ("Y", PTR), *_CONV_GEOM]
-
-
-class ConvGradArgs(ctypes.Structure):
-    c_name = "dm_conv2d_grad_args_t"
-    _fields_ = [
-        ("dY", PTR),
-        ("X", PTR),
-        ("W", PTR),
-        ("dX", PTR),
-        ("dW", PTR),
-        ("dB", PTR),
-        *_CONV_GEOM,
-        ("acc_dX", U32),
-        ("acc_dW", U32),
-        ("acc_dB", U32),
-    ]
+# the argument structs, as runtime_c/include declares them (tests/c_structs.py)
+GemmArgs = mirror("dm_gemm_args_t")
+BinaryArgs = mirror("dm_binary_args_t")
+UnaryArgs = mirror("dm_unary_args_t")
+ReluGradArgs = mirror("dm_relu_grad_args_t")
+SceArgs = mirror("dm_sce_args_t")
+SceGradArgs = mirror("dm_sce_grad_args_t")
+ReduceArgs = mirror("dm_reduce_args_t")
+AccumulateArgs = mirror("dm_accumulate_args_t")
+SgdArgs = mirror("dm_sgd_args_t")
+CopyArgs = mirror("dm_copy_args_t")
+ConvArgs = mirror("dm_conv2d_args_t")
+ConvGradArgs = mirror("dm_conv2d_grad_args_t")
 
 
 STRUCTS = [

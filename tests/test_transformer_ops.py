@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
+from c_structs import mirror
 from conftest import STACKS
 from kernel_harness import (
     Guarded,
@@ -598,68 +599,19 @@ def test_verifier_messages(cls, ins, outs, props, message: str) -> None:
 
 # ---------------------------------------------------------------- runtime_c kernels
 
-PTR, U32, F32 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_float
-
-
-def _struct(c_name: str, fields: list[tuple[str, Any]]) -> type[ctypes.Structure]:
-    return type(c_name, (ctypes.Structure,), {"_fields_": fields, "c_name": c_name})
-
-
-def _ptrs(*names: str) -> list[tuple[str, Any]]:
-    return [(n, PTR) for n in names]
-
-
-def _u32s(*names: str) -> list[tuple[str, Any]]:
-    return [(n, U32) for n in names]
-
-
-Softmax = _struct("dm_softmax_args_t", _ptrs("X", "Y") + _u32s("outer", "len", "inner"))
-SoftmaxGrad = _struct(
-    "dm_softmax_grad_args_t", _ptrs("dY", "Y", "dX") + _u32s("outer", "len", "inner")
-)
-LayerNorm = _struct(
-    "dm_layernorm_args_t",
-    _ptrs("X", "scale", "bias", "Y", "mean", "inv_std")
-    + _u32s("rows", "cols")
-    + [("epsilon", F32)],
-)
-LayerNormGrad = _struct(
-    "dm_layernorm_grad_args_t",
-    _ptrs("dY", "X", "scale", "mean", "inv_std", "dX") + _u32s("rows", "cols") + [("epsilon", F32)],
-)
-LayerNormParams = _struct(
-    "dm_layernorm_grad_params_args_t",
-    _ptrs("dY", "X", "mean", "inv_std", "dScale", "dBias") + _u32s("rows", "cols", "acc"),
-)
-Gelu = _struct("dm_gelu_args_t", _ptrs("X", "Y") + _u32s("size"))
-GeluGrad = _struct("dm_gelu_grad_args_t", _ptrs("dY", "X", "dX") + _u32s("size"))
-Transpose = _struct(
-    "dm_transpose_args_t", _ptrs("X", "Y") + _u32s("rank") + [("shape", U32 * 6), ("perm", U32 * 6)]
-)
-Gemm = _struct(
-    "dm_gemm_args_t",
-    _ptrs("A", "B", "C", "Y")
-    + _u32s("M", "N", "K", "trans_a", "trans_b")
-    + [("alpha", F32), ("beta", F32)]
-    + _u32s("c_stride_m", "c_stride_n"),
-)
-BatchMatmul = _struct(
-    "dm_batch_matmul_args_t",
-    [("gemm", Gemm)]
-    + _u32s("batch_rank")
-    + [(n, U32 * 4) for n in ("batch_shape", "a_strides", "b_strides", "c_strides")],
-)
-Reduce = _struct(
-    "dm_reduce_args_t",
-    _ptrs("X", "Y") + _u32s("rank") + [("shape", U32 * 4)] + _u32s("reduce_mask"),
-)
-Binary = _struct(
-    "dm_binary_args_t",
-    _ptrs("A", "B", "Y")
-    + _u32s("rank")
-    + [(n, U32 * 4) for n in ("shape", "a_strides", "b_strides")]
-    + _u32s("op"),
-)
+# the argument structs, as runtime_c/include declares them (tests/c_structs.py)
+Softmax = mirror("dm_softmax_args_t")
+SoftmaxGrad = mirror("dm_softmax_grad_args_t")
+LayerNorm = mirror("dm_layernorm_args_t")
+LayerNormGrad = mirror("dm_layernorm_grad_args_t")
+LayerNormParams = mirror("dm_layernorm_grad_params_args_t")
+Gelu = mirror("dm_gelu_args_t")
+GeluGrad = mirror("dm_gelu_grad_args_t")
+Transpose = mirror("dm_transpose_args_t")
+Gemm = mirror("dm_gemm_args_t")
+BatchMatmul = mirror("dm_batch_matmul_args_t")
+Reduce = mirror("dm_reduce_args_t")
+Binary = mirror("dm_binary_args_t")
 STRUCTS = [
     Softmax,
     SoftmaxGrad,
@@ -703,7 +655,7 @@ def lib(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 
 
 def _u(vals: Sequence[int], n: int) -> Any:
-    return (U32 * n)(*list(vals), *([0] * (n - len(vals))))
+    return (ctypes.c_uint32 * n)(*list(vals), *([0] * (n - len(vals))))
 
 
 def test_kernel_struct_layouts_match(lib: Lib) -> None:

@@ -18,7 +18,7 @@ Where the engine's sub-copies share one request that holds a single transfer
 waited before the next is issued. The cluster DMA's command may carry several
 transfers, but each takes one of 16 transfer ids that only the wait on the
 command's latest frees: the C emitter waits for the previous sub-copy of a
-`dma.sub_copies` loop nest before it issues the next (see emitters/c.py). A
+`dma.sub_copies` loop nest before it issues the next (see emitters/c/dma.py). A
 copy that needs no decomposition stays as it is, fully asynchronous.
 `wait_each=false` drops the waits between L3 sub-copies -- only to show, in
 tests, the bug they prevent.

@@ -1,0 +1,90 @@
+"""What every part of the C emitter shares: C spellings of names, types,
+floats and arrays, the C dialect of the builds, the templates and runtime_c."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import jinja2
+import numpy as np
+from xdsl.ir import Attribute
+
+from deeploy_mlir.dialects import training as T
+from deeploy_mlir.errors import DeeployError
+
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+
+#: the C dialect of every build of the emitted code and the runtime: GNU C (the
+#: SDK headers use `asm`), and no a*b+c contracted by the compiler (ISO C
+#: modes' default, not GNU's), so every build gives the host's bits: the
+#: kernels fuse where they say so, with fmaf
+C_LANG = ("-std=gnu11", "-ffp-contract=off")
+
+C_TYPE = {"f32": "float", "i64": "int64_t", "i1": "uint8_t"}
+
+
+def c_ident(name: str) -> str:
+    s = re.sub(r"[^0-9A-Za-z_]", "_", name)
+    return s if s and not s[0].isdigit() else f"_{s}"
+
+
+def c_type(t: Attribute) -> str:
+    return C_TYPE[str(T.elem_of(t))]
+
+
+def c_float(x: float) -> str:
+    if not abs(float(x)) <= float(np.finfo(np.float32).max):  # NaN, Inf, or beyond float32
+        raise DeeployError(f"cannot emit the float {x}: not finite as a float32")
+    v = np.float32(x)
+    return np.format_float_scientific(v, unique=True, exp_digits=2) + "f"
+
+
+def c_values(arr: np.ndarray) -> str:
+    flat = np.asarray(arr).reshape(-1)
+    if flat.dtype == np.float32:
+        bad = ~np.isfinite(flat)
+        if bad.any():
+            raise DeeployError(f"cannot emit the non-finite float {flat[bad][0]}")
+        # 9 significant digits give back every float32 exactly (a weight
+        # array has up to millions of elements: one format per element, in C)
+        items = ["%.8ef" % v for v in flat.tolist()]  # noqa: UP031
+    elif flat.dtype == np.bool_:
+        items = [str(int(v)) for v in flat]
+    else:
+        items = [f"{int(v)}LL" for v in flat]
+    lines = [", ".join(items[i : i + 8]) for i in range(0, len(items), 8)]
+    return ",\n    ".join(lines)
+
+
+def level(t: Attribute) -> str:
+    """The memory level of a memref type (an error if it has none)."""
+    lv = T.memory_level(t)
+    if lv is None:
+        raise DeeployError(f"buffer of type {t} has no memory level")
+    return lv
+
+
+def runtime_dir() -> Path:
+    """runtime_c/ of this checkout (editable install), else the copy a wheel
+    installs under <prefix>/share/deeploy-mlir (pyproject's data-files)."""
+    here = Path(__file__).resolve().parents[3] / "runtime_c"
+    installed = Path(sys.prefix) / "share" / "deeploy-mlir" / "runtime_c"
+    for d in (here, installed):
+        if (d / "include").is_dir():
+            return d
+    raise DeeployError(
+        f"runtime_c/ not found at {here} nor {installed}: reinstall deeploy-mlir "
+        "(pip install -e . from its source tree)"
+    )
+
+
+def template_env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader([str(TEMPLATES / "common")]),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )

@@ -1,0 +1,286 @@
+"""The C project of a planned buffer-form module: buffers, constants, the
+step functions' statements (emitters/c/printer.py), the templates' context,
+the manifest, and writing it all out whole or not at all."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import numpy as np
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+
+from deeploy_mlir.dialects import training as T
+from deeploy_mlir.emitters.c.common import (
+    C_LANG,
+    c_float,
+    c_ident,
+    c_type,
+    c_values,
+    level,
+    runtime_dir,
+    template_env,
+)
+from deeploy_mlir.emitters.c.dma import FnCtx
+from deeploy_mlir.emitters.c.printer import StatementPrinter
+from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.interp.attrs import (
+    arena_sizes,
+    dense_to_array,
+    func_named,
+)
+from deeploy_mlir.memory.buffers import nbytes
+from deeploy_mlir.outputs import staged_dir
+from deeploy_mlir.passes.kernel_select import select_kernels
+from deeploy_mlir.targets.stacks import cluster_stacks
+from deeploy_mlir.targets.target import get_target
+
+
+@dataclass
+class Buffer:
+    name: str
+    kind: str
+    level: str
+    offset: int
+    size: int
+    ctype: str
+    shape: tuple[int, ...]
+
+
+def _arg_meta(fn: func.FuncOp, i: int) -> tuple[int | None, str, str]:
+    """The arena offset, name and kind of argument `i` of a step function."""
+    info = T.arg_info(fn, i)
+    return info.offset, info.name_or(f"arg{i}"), info.kind
+
+
+@dataclass
+class EmitOptions:
+    target: str = "pulp-open"
+    steps: int = 1
+    accum: int = 1
+    lr: float = 0.01
+    num_cores: int = 8
+    #: L1 buffers allocated in L2 and the L2 <-> L1 copies done with memcpy
+    #: (a baseline and debugging mode: the numbers must not change)
+    l1_as_l2: bool = False
+
+
+@dataclass
+class Project:
+    """Everything the templates need, computed once from the module."""
+
+    module: ModuleOp
+    params: Mapping[str, np.ndarray]
+    data: Mapping[str, np.ndarray]
+    opts: EmitOptions
+    buffers: list[Buffer] = field(default_factory=list[Buffer])
+    constants: list[tuple[str, str, int, str]] = field(
+        default_factory=list[tuple[str, str, int, str]]
+    )
+    #: the C statements of each step function
+    functions: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
+    n_calls: int = 0
+    env: jinja2.Environment = field(default_factory=lambda: template_env())
+
+    def __post_init__(self) -> None:
+        globals_: dict[str, str] = {}
+        for op in self.module.ops:
+            if isinstance(op, memref.GlobalOp):
+                name = "dm_" + c_ident(op.sym_name.data)
+                init = op.initial_value
+                assert isinstance(init, DenseIntOrFPElementsAttr)
+                arr = dense_to_array(init, op.type)
+                self.constants.append((name, c_type(op.type), max(arr.size, 1), c_values(arr)))
+                globals_[op.sym_name.data] = name
+        # kernel-select on a copy: the module (the pipeline's IR) keeps its compute ops
+        selected = self.module.clone()
+        printer = StatementPrinter(self.env)
+        seen: set[str] = set()
+        for fname in ("training_step", "optimizer_step"):
+            fn = func_named(selected, fname)
+            self.functions[fname] = self._function(fn, printer, globals_, seen)
+        self.n_calls = printer.n_calls
+
+    def _function(
+        self,
+        fn: func.FuncOp,
+        printer: StatementPrinter,
+        globals_: dict[str, str],
+        seen: set[str],
+    ) -> list[str]:
+        cx = FnCtx(l1_as_l2=self.opts.l1_as_l2)
+        block = fn.body.blocks.first
+        assert block is not None
+        for i, a in enumerate(block.args):
+            off, name, kind = _arg_meta(fn, i)
+            if off is None:
+                raise DeeployError(
+                    f"@{fn.sym_name.data}: argument '{name}' has no arena offset "
+                    "(run arena-plan before emitting C)"
+                )
+            lv = level(a.type)
+            cx.exprs[a] = (
+                f"((uint32_t)(dm_arena_L3 + {off}u))"  # an L3 address, not a pointer
+                if lv == "L3"
+                else f"(({c_type(a.type)} *)(dm_arena_{lv} + {off}u))"
+            )
+            if name not in seen:
+                seen.add(name)
+                self.buffers.append(
+                    Buffer(name, kind, lv, off, nbytes(a.type), c_type(a.type), T.shape_of(a.type))
+                )
+        select_kernels(fn)
+        return printer.function(block, cx, globals_)
+
+    def _tiling(self) -> dict[str, Any]:
+        """What tile selection decided (no timings: the output is byte-identical
+        from one compile to the next)."""
+        from deeploy_mlir.dialects.tiling import stopped_early
+
+        stopped = stopped_early(self.module)
+        if stopped is None:
+            return {}
+        ops = [{"op": op, "reason": why} for op, why in stopped]
+        return {"tiling": {"stopped_early": len(ops), "stopped_early_ops": ops}}
+
+    def _rv32_memory(self) -> dict[str, str]:
+        """Flash (code + constant data) and RAM (arenas + stack) for QEMU's virt
+        machine, sized to the model with room to spare, in whole MiB."""
+        mib = 1 << 20
+        data = sum(np.asarray(v).nbytes for v in self.data.values())
+        data += sum(np.asarray(v).nbytes for v in self.params.values())
+        flash = (2 * data + 2 * mib + mib - 1) // mib * mib
+        ram = (sum(arena_sizes(self.module).values()) + 2 * mib + mib - 1) // mib * mib
+        return {"flash": hex(flash), "ram": hex(ram), "ram_base": hex(0x80000000 + flash)}
+
+    # -- views for the templates ---------------------------------------------
+    def arg_buffers(self, kind: str) -> list[Buffer]:
+        return [b for b in self.buffers if b.kind == kind]
+
+    def context(self) -> dict[str, Any]:
+        sizes = arena_sizes(self.module)
+        n_mb = self.opts.steps * self.opts.accum
+        data_arrays = []
+        for b in self.arg_buffers("input"):
+            arr = np.asarray(self.data[b.name])
+            data_arrays.append(
+                {
+                    "buf": b,
+                    "ident": c_ident(b.name),
+                    "per_mb": int(np.prod(b.shape, dtype=np.int64)),
+                    "text": c_values(arr.reshape(n_mb, -1).astype(_NP[b.ctype])),
+                    "count": n_mb * max(int(np.prod(b.shape, dtype=np.int64)), 1),
+                }
+            )
+        params = [
+            {
+                "buf": b,
+                "ident": c_ident(b.name),
+                "text": c_values(np.asarray(self.params[b.name], dtype=np.float32)),
+                "count": max(b.size // 4, 1),
+            }
+            for b in self.arg_buffers("param")
+        ]
+        return {
+            "opts": self.opts,
+            "arenas": sizes,
+            "constants": self.constants,
+            "functions": self.functions,
+            "buffers": self.buffers,
+            "inputs": data_arrays,
+            "params": params,
+            "grads": self.arg_buffers("grad_accum"),
+            "resets": self.arg_buffers("reset_flag"),
+            "lrs": self.arg_buffers("lr"),
+            "outputs": self.arg_buffers("output"),
+            "n_minibatches": n_mb,
+            "c_float": c_float,
+            "c_ident": c_ident,
+            "n_calls": self.n_calls,
+            "sdk": get_target(self.opts.target).sdk,
+            "c_lang": " ".join(C_LANG),
+            "stacks": cluster_stacks(self.opts.num_cores),
+            "rv32": self._rv32_memory(),
+        }
+
+    def manifest(self) -> dict[str, Any]:
+        from deeploy_mlir.memory.report import MANIFEST_VERSION, memory_summary
+
+        summary = memory_summary(self.module)  # the schema: docs/manifest.md
+        stacks = cluster_stacks(self.opts.num_cores)
+        summary["memory"]["L1"]["stack_bytes"] = stacks.total
+        return {
+            "version": MANIFEST_VERSION,
+            "target": self.opts.target,
+            "regime": summary["regime"],
+            "footprint": summary["footprint"],
+            "memory": summary["memory"],
+            "buffers": summary["buffers"],
+            "kernel_calls": self.n_calls,
+            "cluster_stacks": {
+                "stack_size": stacks.cc,
+                "slave_stack_size": stacks.worker,
+                "cores": stacks.cores,
+                "l1_bytes": stacks.total,
+            },
+            **self._tiling(),
+        }
+
+
+_NP = {"float": np.float32, "int64_t": np.int64, "uint8_t": np.bool_}
+
+
+def render(project: Project) -> dict[str, str]:
+    """File name -> text of every generated file (runtime sources excluded)."""
+    get_target(project.opts.target)  # an unknown target: one line
+    env = project.env
+    ctx = project.context()
+    files = {}
+    for name in (
+        "Makefile.sdk",
+        "Network.h",
+        "Network.c",
+        "TrainingNetwork.c",
+        "OptimizerNetwork.c",
+        "data.h",
+        "harness.c",
+        "Makefile",
+        "README.md",
+    ):
+        files[name] = env.get_template(name + ".j2").render(**ctx)
+    files["manifest.json"] = json.dumps(project.manifest(), indent=2) + "\n"
+    return files
+
+
+def write_project(project: Project, out: Path, *, force: bool = False) -> None:
+    """Write the project to `out` whole or not at all: into a hidden directory
+    beside it, which replaces `out` when complete (deeploy_mlir.outputs). An
+    existing `out` is replaced only if it is a previous output (or `force`)."""
+    files = render(project)
+    with staged_dir(out, force=force) as tmp:
+        write_project_files(project, tmp, files)
+
+
+def write_project_files(
+    project: Project, directory: Path, files: Mapping[str, str] | None = None
+) -> None:
+    """Write the project's files (`files`: render(project), if already made)
+    and the runtime sources into the existing empty `directory`."""
+    files = render(project) if files is None else files
+    rt = runtime_dir()
+    for name, text in files.items():
+        (directory / name).write_text(text)
+    for sub in ("include", "kernels", "host", "gvsoc"):
+        shutil.copytree(
+            rt / sub, directory / "runtime" / sub, ignore=shutil.ignore_patterns("*.o", "*.so")
+        )
+
+
+def emitted_sources(files: Mapping[str, str]) -> Sequence[str]:
+    return [k for k in files if k.endswith((".c", ".h"))]
