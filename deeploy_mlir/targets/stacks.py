@@ -220,7 +220,7 @@ def step_and_harness(
     path of a step function without the kernels it forks (its frame, the
     PULPOS DMA and fork code it calls); HARNESS, dm_train's path without the
     step functions (its printf). The largest over `opts`."""
-    from deeploy_mlir.emitters.c import C_LANG
+    from deeploy_mlir.emitters.c.common import C_LANG
     from deeploy_mlir.targets.pulp_sdk import SdkFlags
 
     flags = SdkFlags(sdk).cflags(overlay) + list(C_LANG) + ["-w", "-DNUM_CORES=8"]
