@@ -32,7 +32,7 @@
  * loads go between the multiply-adds (measured: 71% of the FMA ceiling with
  * bursts, see README). fmadd.s with the dynamic rounding mode is what fmaf
  * compiles to, so the bits are those of the C fallback (the host). */
-#if defined(__riscv) && defined(__riscv_flen) && !defined(DM_NO_ASM_FMA)
+#if defined(__riscv) && defined(__riscv_flen) && !defined(__riscv_zfinx) && !defined(DM_NO_ASM_FMA)
 #define DM_FMA(acc, x, y) __asm__ volatile("fmadd.s %0, %1, %2, %0" : "+f"(acc) : "f"(x), "f"(y))
 #define DM_LDF(v, p) __asm__ volatile("flw %0, %1" : "=f"(v) : "m"(*(p)))
 #else
