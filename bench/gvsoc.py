@@ -5,6 +5,7 @@ tables for the README.
     python bench/gvsoc.py --only kernels      # one table: kernels, ceiling, steps
     python bench/gvsoc.py --models mlp_small ds_cnn --configs untiled single-64000
     python bench/gvsoc.py --all               # every example model and configuration
+    python bench/gvsoc.py --only kernels --baseline DIR   # DIR/runtime_c's kernels beside these
 
 (a) **kernels**: the runtime's fp32 kernels (runtime_c/kernels) at 1 and 8
 cores on shapes of the published models' layers, scaled down where a
@@ -73,6 +74,28 @@ def contraction_cases() -> list[P.KernelCase]:
         P.gemm(64, 128, 64, 0, 0, "CCT mlp"),
         P.conv("conv 3x3", 1, 16, 16, 16, 3, 1, "ResNet-8")[0],
     ]
+
+
+def baseline_table(ceiling: dict[int, float], base: Path) -> str:
+    """The kernels of `base` (a directory holding another revision's
+    runtime_c, e.g. `git archive REV runtime_c | tar -x -C DIR`) beside this
+    tree's, built by the same probe in the same run."""
+    cases = kernel_cases()
+    before = P.measure_kernels(cases, teams=(1, 8), rt=base / "runtime_c")
+    after = P.measure_kernels(cases, teams=(1, 8))
+    rows = [
+        "| kernel | shape | MACs | cycles 8 cores before | after | MAC/cycle before | after "
+        "| of ceiling before | after | cycles 1 core before | after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for i, c in enumerate(cases):
+        b8, a8 = before[(i, 8)], after[(i, 8)]
+        rows.append(
+            f"| {c.name} | {c.shape} | {c.macs} | {b8} | {a8} | {c.macs / b8:.3f} | "
+            f"{c.macs / a8:.3f} | {c.macs / b8 / ceiling[8]:.0%} | "
+            f"{c.macs / a8 / ceiling[8]:.0%} | {before[(i, 1)]} | {after[(i, 1)]} |"
+        )
+    return "\n".join(rows)
 
 
 def kernels_table(ceiling: dict[int, float]) -> str:
@@ -237,7 +260,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", nargs="+", help=f"example models (default {DEFAULT_MODELS})")
     ap.add_argument("--configs", nargs="+", choices=list(CONFIGS), help="step configurations")
     ap.add_argument("--all", action="store_true", help="every example model and configuration")
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        help="kernels: also build the runtime_c under this directory (another revision's) "
+        "and print before / after",
+    )
     args = ap.parse_args(argv)
+    if args.baseline is not None and not (args.baseline / "runtime_c" / "kernels").is_dir():
+        ap.error(f"--baseline {args.baseline}: no runtime_c/kernels there")
     parts = args.only or ["ceiling", "kernels", "steps"]
     from deeploy_mlir.targets.boards import load_board
 
@@ -247,7 +278,10 @@ def main(argv: list[str] | None = None) -> int:
     if "ceiling" in parts:
         print("### FMA ceiling (GVSoC siracusa)\n")
         print(ceiling_table(ceil) + "\n")
-    if "kernels" in parts:
+    if "kernels" in parts and args.baseline is not None:
+        print(f"### Kernels before ({args.baseline}) and after (GVSoC siracusa)\n")
+        print(baseline_table(per, args.baseline) + "\n")
+    elif "kernels" in parts:
         print("### Kernels (GVSoC siracusa, -O2 -ffp-contract=off)\n")
         print(kernels_table(per) + "\n")
     if "steps" in parts:

@@ -65,19 +65,24 @@ int main(void)
 """
 
 
-def run_program(body: str, flags: str = FLAGS, timeout: float = 900) -> str:
+def run_program(
+    body: str, flags: str = FLAGS, timeout: float = 900, rt: Path = RT, kernels: bool = True
+) -> str:
     """Build `body` (C defining `static void run(void *arg)`, the cluster
-    task) with the runtime's kernels and run it on GVSoC: its stdout."""
+    task) with the runtime's kernels (those of `rt`, a runtime_c directory;
+    none without `kernels`) and run it on GVSoC: its stdout."""
     setup = gvsoc.find_setup()
-    kernels = sorted(f"runtime/kernels/{p.name}" for p in (RT / "kernels").glob("*.c"))
+    srcs = sorted(f"runtime/kernels/{p.name}" for p in (rt / "kernels").glob("*.c"))
+    if not kernels:
+        srcs = []
     with tempfile.TemporaryDirectory(prefix="dm-probe-") as tmp:
         d = Path(tmp)
         (d / "p.c").write_text(HEADER + body + MAIN)
-        (d / "runtime").symlink_to(RT)
+        (d / "runtime").symlink_to(rt)
         b = subprocess.run(
             [
                 *("make", "-s", "-j2", "-f", "runtime/gvsoc/gvsoc.mk"),
-                "APP_SRCS=p.c " + " ".join(kernels),
+                "APP_SRCS=p.c " + " ".join(srcs),
                 "APP_INCS=-Iruntime/include",
                 f"APP_DEFS={flags}",
                 "OUT=build/p.elf",
@@ -103,7 +108,9 @@ FMA_ITERS = 4000
 FMA_PROBE = r"""
 static volatile unsigned res[8];
 static volatile float sink[8];
-static void chains(void *arg)
+/* 64-byte aligned: at 8 cores the cycles depend on the loop's placement
+ * (16-byte aligned 72,153, unaligned up to 76,158, measured) */
+__attribute__((noinline, aligned(64))) static void chains(void *arg)
 {
     (void)arg;
     int core = (int)pi_core_id();
@@ -152,8 +159,11 @@ class Ceiling:
 
 def measure_ceiling() -> list[Ceiling]:
     """8 independent fmadd.s chains per core, register only, 1/2/4/8 cores;
-    cycles are the slowest core's."""
-    out = run_program(FMA_PROBE % {"iters": FMA_ITERS})
+    cycles are the slowest core's. At 8 cores the probe's own cycles depend
+    on where its loop lands (64,184 to 76,158 measured, see README): it is
+    built without the kernels and its function aligned to 64 bytes, the
+    placement that measured fastest."""
+    out = run_program(FMA_PROBE % {"iters": FMA_ITERS}, kernels=False)
     return [Ceiling(int(n), int(f), int(c)) for n, f, c in lines(out, "FMA")]
 
 
@@ -500,16 +510,18 @@ static void run(void *arg)
 
 
 def measure_kernels(
-    cases: list[KernelCase], teams: tuple[int, ...] = (1, 8), flags: str = FLAGS
+    cases: list[KernelCase], teams: tuple[int, ...] = (1, 8), flags: str = FLAGS, rt: Path = RT
 ) -> dict[tuple[int, int], int]:
-    """{(case index, team size): cycles of one call} (the second of two calls)."""
+    """{(case index, team size): cycles of one call} (the second of two calls),
+    the kernels of `rt` (a runtime_c directory: another revision's for a
+    before/after comparison)."""
     body = "".join(
         KERNEL_PROBE_CASE
         % {"decl": c.decl.replace("\n", "\n        "), "fn": c.fn, "idx": i, "nteams": len(teams)}
         for i, c in enumerate(cases)
     )
     out = run_program(
-        KERNEL_PROBE % {"teams": ", ".join(map(str, teams)), "cases": body}, flags=flags
+        KERNEL_PROBE % {"teams": ", ".join(map(str, teams)), "cases": body}, flags=flags, rt=rt
     )
     if "ERROR" in out:
         raise RuntimeError(next(ln for ln in out.splitlines() if "ERROR" in ln))

@@ -590,6 +590,8 @@ CONV_KERNEL_CASES = {
     "same-two-tiles": ConvCase(1, 8, 3, 8, 8, 1, (3, 3), pads=(1, 1, 1, 1)),
     "depthwise-wide": ConvCase(2, 6, 10, 19, 6, 6, (3, 3), pads=(1, 1, 1, 1)),
     "depthwise-8": ConvCase(1, 3, 6, 8, 3, 3, (3, 3), pads=(1, 1, 1, 1), bias=False),
+    "depthwise-one-row": ConvCase(2, 2, 1, 12, 2, 2, (3, 3), pads=(1, 1, 1, 1)),
+    "depthwise-two-rows": ConvCase(1, 3, 2, 25, 3, 3, (3, 3), pads=(1, 1, 1, 1), bias=False),
     "depthwise-narrow": ConvCase(1, 3, 4, 2, 3, 3, (3, 3), pads=(1, 1, 1, 1)),
     "depthwise-stride2": ConvCase(1, 4, 9, 17, 4, 4, (3, 3), (2, 2), (1, 1, 1, 1)),
     "stride2-wide": ConvCase(2, 5, 11, 17, 6, 1, (3, 3), (2, 2), (1, 1, 1, 1)),

@@ -11,6 +11,7 @@
 #ifndef DM_COMMON_H
 #define DM_COMMON_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,24 @@
  * loops of dm_rows.h): inlined at every optimization level, so a helper
  * costs nothing over the loop it names. */
 #define DM_INLINE static inline __attribute__((always_inline))
+
+/* One fused multiply-add, acc = fmaf(x, y, acc), and one float load, v = *p,
+ * as the register tiles issue them. On RV32F (GVSoC, the SDK, QEMU) each is
+ * one volatile instruction (fmadd.s, flw), so gcc keeps them in the order
+ * the kernel writes them: the tiles interleave the loads of the next step
+ * between the multiply-adds of this one. The cluster's cores share their
+ * FPUs in pairs; a core that issues its loads in a burst leaves the FPU idle
+ * while its partner, which runs the same code in step, does the same, so the
+ * loads go between the multiply-adds (measured: 71% of the FMA ceiling with
+ * bursts, see README). fmadd.s with the dynamic rounding mode is what fmaf
+ * compiles to, so the bits are those of the C fallback (the host). */
+#if defined(__riscv) && defined(__riscv_flen) && !defined(__riscv_zfinx) && !defined(DM_NO_ASM_FMA)
+#define DM_FMA(acc, x, y) __asm__ volatile("fmadd.s %0, %1, %2, %0" : "+f"(acc) : "f"(x), "f"(y))
+#define DM_LDF(v, p) __asm__ volatile("flw %0, %1" : "=f"(v) : "m"(*(p)))
+#else
+#define DM_FMA(acc, x, y) ((acc) = fmaf((x), (y), (acc)))
+#define DM_LDF(v, p) ((v) = *(p))
+#endif
 
 /* [*start, *end) is this core's chunk of `total` items:
  * chunk = ceil(total / cores), start = id * chunk, end = min(start + chunk, total).

@@ -32,22 +32,39 @@ typedef struct {
     uint32_t ku;
 } dm_gemm_view_t;
 
-/* One step of k at offset u (in elements, for the k-contiguous operands):
- * c[i][j] += A'[.., k] * B'[k, ..], then the strided operands move on. */
-DM_INLINE void dm_step(const dm_gemm_view_t *v, const float *pa[4], const float *pb[4],
-                       uint32_t u, uint32_t MR, uint32_t NR, float c[4][4])
+/* The operands of step k + u, u relative to the pointers: a k-contiguous
+ * operand is read at offset u from its row pointers (moved on by dm_advance),
+ * a strided one at offsets 0..3 from its one pointer (moved by one step of k
+ * in dm_step). */
+DM_INLINE void dm_load(const dm_gemm_view_t *v, const float *pa[4], const float *pb[4],
+                       uint32_t u, uint32_t MR, uint32_t NR, float x[4], float y[4])
 {
-    float x[4], y[4];
 #pragma GCC unroll 4
-    for (uint32_t i = 0; i < MR; i++) x[i] = v->a_rows ? pa[i][u] : pa[0][i];
+    for (uint32_t i = 0; i < MR; i++) DM_LDF(x[i], v->a_rows ? pa[i] + u : pa[0] + i);
+#pragma GCC unroll 8
+    for (uint32_t j = 0; j < NR; j++) DM_LDF(y[j], v->b_cols ? pb[j] + u : pb[0] + j);
+}
+
+/* One step of k: c[i][j] += x[i] * y[j] row by row, with (next != 0) the
+ * loads of the following step (at offset u + 1) between the multiply-adds:
+ * x[i] after row i's last use of it, y[j] after its last use in the last
+ * row, and x of the last row at the end. */
+DM_INLINE void dm_step(const dm_gemm_view_t *v, const float *pa[4], const float *pb[4],
+                       uint32_t u, uint32_t MR, uint32_t NR, float c[4][4], float x[4],
+                       float y[4], int next)
+{
+    if (next && !v->a_rows) pa[0] += v->a_sk;
+    if (next && !v->b_cols) pb[0] += v->b_sk;
+    const uint32_t un = v->a_rows ? u + 1u : 0u, vn = v->b_cols ? u + 1u : 0u;
 #pragma GCC unroll 4
-    for (uint32_t j = 0; j < NR; j++) y[j] = v->b_cols ? pb[j][u] : pb[0][j];
-#pragma GCC unroll 4
-    for (uint32_t i = 0; i < MR; i++)
-#pragma GCC unroll 4
-        for (uint32_t j = 0; j < NR; j++) c[i][j] = fmaf(x[i], y[j], c[i][j]);
-    if (!v->a_rows) pa[0] += v->a_sk;
-    if (!v->b_cols) pb[0] += v->b_sk;
+    for (uint32_t i = 0; i < MR; i++) {
+#pragma GCC unroll 8
+        for (uint32_t j = 0; j < NR; j++) {
+            DM_FMA(c[i][j], x[i], y[j]);
+            if (next && i + 1u == MR) DM_LDF(y[j], v->b_cols ? pb[j] + vn : pb[0] + j);
+        }
+        if (next) DM_LDF(x[i], v->a_rows ? pa[i] + un : pa[0] + i);
+    }
 }
 
 /* The k-contiguous operands move on by `steps` elements. */
@@ -57,7 +74,7 @@ DM_INLINE void dm_advance(const dm_gemm_view_t *v, const float *pa[4], const flo
 #pragma GCC unroll 4
     for (uint32_t i = 0; i < MR; i++)
         if (v->a_rows) pa[i] += steps;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (uint32_t j = 0; j < NR; j++)
         if (v->b_cols) pb[j] += steps;
 }
@@ -68,30 +85,35 @@ DM_INLINE void dm_tile(const dm_gemm_view_t *v, uint32_t m, uint32_t n, uint32_t
 {
     const dm_gemm_args_t *a = v->args;
     const float *pa[4], *pb[4];
-    float c[4][4];
+    float c[4][4], xv[4], yv[4];
 #pragma GCC unroll 4
     for (uint32_t i = 0; i < MR; i++) pa[i] = a->A + (m + i) * v->a_sm;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (uint32_t j = 0; j < NR; j++) pb[j] = a->B + (n + j) * v->b_sn;
 #pragma GCC unroll 4
     for (uint32_t i = 0; i < MR; i++)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (uint32_t j = 0; j < NR; j++) c[i][j] = 0.0f;
 
-    uint32_t k = a->K;
-    if (v->ku > 1u) {
-        /* the loop ends on A's first pointer: no counter */
-        const float *const end = pa[0] + (k / v->ku) * v->ku * v->a_sk;
-        while (pa[0] != end) {
+#define DM_STEP(U, NEXT) dm_step(v, pa, pb, (U), MR, NR, c, xv, yv, (NEXT))
+    uint32_t k = a->K; /* steps left, the current one included */
+    if (k > 0u) {
+        dm_load(v, pa, pb, 0u, MR, NR, xv, yv);
+        const uint32_t ku = v->ku;
+        if (ku > 1u) {
+            /* blocks of ku steps while a step follows the block's last */
+            while (k > ku) {
 #pragma GCC unroll 4
-            for (uint32_t u = 0; u < v->ku; u++) dm_step(v, pa, pb, u, MR, NR, c);
-            dm_advance(v, pa, pb, v->ku, MR, NR);
+                for (uint32_t u = 0; u < ku; u++) DM_STEP(u, 1);
+                dm_advance(v, pa, pb, ku, MR, NR);
+                k -= ku;
+            }
         }
-        k %= v->ku;
-    }
-    for (; k > 0u; k--) {
-        dm_step(v, pa, pb, 0u, MR, NR, c);
-        dm_advance(v, pa, pb, 1u, MR, NR);
+        for (; k > 1u; k--) {
+            DM_STEP(0u, 1);
+            dm_advance(v, pa, pb, 1u, MR, NR);
+        }
+        DM_STEP(0u, 0);
     }
 
     /* y = alpha * acc (+ beta * C); a factor of 1 is exact, so alpha = 1
@@ -100,7 +122,7 @@ DM_INLINE void dm_tile(const dm_gemm_view_t *v, uint32_t m, uint32_t n, uint32_t
     if (alpha != 1.0f) {
 #pragma GCC unroll 4
         for (uint32_t i = 0; i < MR; i++)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
             for (uint32_t j = 0; j < NR; j++) c[i][j] = alpha * c[i][j];
     }
     float *y = a->Y + m * a->N + n;
@@ -112,20 +134,20 @@ DM_INLINE void dm_tile(const dm_gemm_view_t *v, uint32_t m, uint32_t n, uint32_t
         if (a->c_stride_n != 0u) { /* [N], [1,N], [M,N]: a row of C per row of Y */
 #pragma GCC unroll 4
             for (uint32_t i = 0; i < MR; i++, cp += cm)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
                 for (uint32_t j = 0; j < NR; j++) c[i][j] = c[i][j] + beta * cp[j];
         } else { /* [], [M,1]: one value per row of Y */
 #pragma GCC unroll 4
             for (uint32_t i = 0; i < MR; i++, cp += cm) {
                 const float b = beta * cp[0];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
                 for (uint32_t j = 0; j < NR; j++) c[i][j] = c[i][j] + b;
             }
         }
     }
 #pragma GCC unroll 4
     for (uint32_t i = 0; i < MR; i++, y += a->N)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (uint32_t j = 0; j < NR; j++) y[j] = c[i][j];
 }
 

@@ -84,6 +84,77 @@ static void dm_pool_interior(const dm_win_t *w, uint32_t out_w, uint32_t *lo, ui
     dm_window_range(-(int32_t)w->pad_left, w->stride_w, w->in_w - span, out_w, lo, hi);
 }
 
+/* Max pooling 2 x 2, stride 2, no padding or dilation (every window inside
+ * the input): rows [r0, r1) of (plane, output row), the four taps unrolled
+ * in their order (row 0 left, right, row 1 left, right) with the same scan
+ * as below (`>`, the first kept on ties), the index from the row's two
+ * int64 bases and the best tap's row and column (no division). */
+static void dm_maxpool_2x2(const dm_pool2d_args_t *a, uint32_t r0, uint32_t r1)
+{
+    if (r0 >= r1) return;
+    const uint32_t plane = a->in_h * a->in_w, W = a->in_w, OW = a->out_w;
+    const int64_t col0 = a->frame_w == 0u ? 0 : (int64_t)a->org_w;
+    uint32_t p = r0 / a->out_h, oh = r0 % a->out_h;
+    if (a->indices == NULL) { /* the pointers move on, row by row */
+        const float *x0 = a->X + p * plane + 2u * oh * W;
+        const uint32_t skip = 2u * W - 2u * OW; /* to the next output row's input */
+        float *y = a->Y + r0 * OW;
+        for (uint32_t r = r0; r < r1; r++) {
+            const float *x1 = x0 + W;
+            float *const end = y + OW;
+            if (OW != 0u) {
+                do { /* rotated: one branch per output */
+                    const float a0 = x0[0], a1 = x0[1], a2 = x1[0], a3 = x1[1];
+                    const float m1 = a1 > a0 ? a1 : a0;
+                    const float m2 = a2 > m1 ? a2 : m1;
+                    *y = a3 > m2 ? a3 : m2;
+                    y++;
+                    x0 += 2;
+                    x1 += 2;
+                } while (y != end);
+            }
+            x0 += skip;
+            if (++oh == a->out_h) { /* the next plane (its last odd row unread) */
+                oh = 0;
+                x0 = a->X + ++p * plane;
+            }
+        }
+        return;
+    }
+    int64_t row0 = 0, width = 0;
+    dm_index_frame(a, p, &row0, &width);
+    for (uint32_t r = r0; r < r1; r++) {
+        const float *x0 = a->X + p * plane + 2u * oh * W, *x1 = x0 + W;
+        float *y = a->Y + r * OW;
+        int64_t *yi = a->indices + r * OW;
+        const int64_t b0 = (row0 + (int64_t)(2u * oh)) * width + col0, b1 = b0 + width;
+        for (uint32_t ow = 0; ow < OW; ow++, x0 += 2, x1 += 2) {
+            float best = x0[0], v = x0[1];
+            uint32_t sel = 0; /* bit 1: row 1, bit 0: right column */
+            if (v > best) {
+                best = v;
+                sel = 1u;
+            }
+            v = x1[0];
+            if (v > best) {
+                best = v;
+                sel = 2u;
+            }
+            v = x1[1];
+            if (v > best) {
+                best = v;
+                sel = 3u;
+            }
+            y[ow] = best;
+            yi[ow] = (sel & 2u ? b1 : b0) + (int64_t)(2u * ow + (sel & 1u));
+        }
+        if (++oh == a->out_h) {
+            oh = 0;
+            if (++p < a->planes) dm_index_frame(a, p, &row0, &width);
+        }
+    }
+}
+
 /* Per output row: its kernel row range once; per output, its column range
  * (the whole kernel in the interior), the maximum over the taps in that
  * order with the first one kept on ties (and a NaN tap only when it comes
@@ -96,8 +167,14 @@ void dm_maxpool2d_fp32(void *args)
     const uint32_t plane = a->in_h * a->in_w, dw = a->dil_w;
     const int64_t col0 = a->frame_w == 0u ? 0 : (int64_t)a->org_w;
     uint32_t r0, r1, owl, owr;
-    dm_pool_interior(&win, a->out_w, &owl, &owr);
     dm_chunk(a->planes * a->out_h, &r0, &r1);
+    if (a->k_h == 2u && a->k_w == 2u && a->stride_h == 2u && a->stride_w == 2u &&
+        a->dil_h == 1u && a->dil_w == 1u && a->pad_top == 0u && a->pad_left == 0u &&
+        2u * a->out_h <= a->in_h && 2u * a->out_w <= a->in_w) {
+        dm_maxpool_2x2(a, r0, r1);
+        return;
+    }
+    dm_pool_interior(&win, a->out_w, &owl, &owr);
     for (uint32_t r = r0; r < r1; r++) {
         const uint32_t p = r / a->out_h, oh = r % a->out_h;
         const float *x = a->X + p * plane;
