@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import io
-
 import os
 import subprocess
 import sys
