@@ -7,6 +7,7 @@ artifact generator with the numbers its own training API computes for them.
     python examples/zoo.py OUT --list             # the names and what each one tries
     python examples/zoo.py OUT --coverage         # export, then the Markdown coverage table
     python examples/zoo.py OUT --coverage --no-export   # the table of an existing OUT
+    python examples/zoo.py OUT --coverage --run   # + train those that lower, vs the reference
 
 OUT is any directory (``/out/`` and ``examples/published/`` are git-ignored;
 nothing is written inside the checkout unless asked).  Each OUT/<name>/ holds
@@ -30,14 +31,17 @@ largest difference.
 ``--coverage`` prints, for every model, the ONNX ops (domain:op type) of its
 training_model.onnx and optimizer_model.onnx and what ``deeploy-mlir lower``
 (the CLI of the checkout that runs the script) says of it: ``ok``, or the
-first line of its error; then, for every op the zoo uses, how many models
-need it.
+first line of its error (with ``--run``, also whether ``deeploy-mlir run``
+on the host emulation trains each model that lowers like the reference,
+rtol 1e-4, atol 1e-5); then, for every op the zoo uses, how many models
+need it and whether ``lower`` refuses it.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import subprocess
 import sys
@@ -852,6 +856,30 @@ def lower_status(folder: Path) -> str:
     return line.replace(f"{folder.parent}{os.sep}", "").replace("deeploy-mlir: error: ", "")
 
 
+def run_status(folder: Path, m: Model) -> str:
+    """`deeploy-mlir run` of the folder on its data (STEPS x ACCUM, the
+    model's lr) on the host emulation, against reference.json: "matches
+    (max |diff| D)" when losses and parameters agree within rtol 1e-4, atol
+    1e-5, else what differs or the error's first line."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "deeploy_mlir.cli", "run", str(folder), "-q"]
+        cmd += ["--data", str(folder / "data.npz"), "--steps", str(STEPS)]
+        cmd += ["--accum", str(ACCUM), "--lr", str(m.lr), "--json", f"{tmp}/out.json"]
+        env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+        if r.returncode != 0:
+            lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+            line = lines[0] if lines else f"exit {r.returncode}"
+            return line.replace(f"{folder.parent}{os.sep}", "").replace("deeploy-mlir: error: ", "")
+        got = json.loads(Path(f"{tmp}/out.json").read_text())
+    ref = json.loads((folder / "reference.json").read_text())
+    params = {k: np.asarray(v, np.float32) for k, v in ref["params"].items()}
+    mine = {k: np.asarray(got["params"][k], np.float32) for k in params}
+    diff = ort.max_abs_diff(got["losses"], mine, ref["losses"], params)
+    ok = ort.close(got["losses"], mine, ref["losses"], params, XCHECK_TOL)
+    return f"{'matches' if ok else 'DIFFERS'} (max \\|diff\\| {diff:.1e})"
+
+
 def refused_ops(status: str) -> set[str]:
     """The ops an "unsupported ONNX ops: A (nodes: ..); com.microsoft:B (nodes: ..)"
     error names, spelled like ops_of."""
@@ -862,7 +890,8 @@ def refused_ops(status: str) -> set[str]:
     return {n.replace("com.microsoft:", "ms:") for n in names if n}
 
 
-def coverage(out: Path, models: Sequence[Model], jobs: int = 2) -> str:
+def coverage(out: Path, models: Sequence[Model], jobs: int = 2, run: bool = False) -> str:
+    """The Markdown table; `run`: a column of run_status for the models that lower."""
     from concurrent.futures import ThreadPoolExecutor
 
     exported = [m for m in models if (out / m.name / "training_model.onnx").exists()]
@@ -874,10 +903,19 @@ def coverage(out: Path, models: Sequence[Model], jobs: int = 2) -> str:
                 strict=True,
             )
         )
+        lowered = [m for m in exported if status[m.name] == "ok"] if run else []
+        trained = dict(
+            zip(
+                [m.name for m in lowered],
+                pool.map(lambda m: run_status(out / m.name, m), lowered),
+                strict=True,
+            )
+        )
+    head = "| model | what | training_model.onnx ops | optimizer_model.onnx ops "
+    head += "| `deeploy-mlir lower` |"
     rows = [
-        "| model | what | training_model.onnx ops | optimizer_model.onnx ops "
-        "| `deeploy-mlir lower` |",
-        "|---|---|---|---|---|",
+        head + (" `deeploy-mlir run` vs reference |" if run else ""),
+        "|---" * (6 if run else 5) + "|",
     ]
     need: dict[str, list[str]] = {}
     refused: set[str] = set()
@@ -889,10 +927,16 @@ def coverage(out: Path, models: Sequence[Model], jobs: int = 2) -> str:
         refused |= refused_ops(st)
         for o in {*tr, *op}:
             need.setdefault(o, []).append(m.name)
-        cell = st.replace("|", "\\|")
-        rows.append(f"| {m.name} | {m.what} | {', '.join(tr)} | {', '.join(op)} | {cell} |")
+        cells = [m.name, m.what, ", ".join(tr), ", ".join(op), st.replace("|", "\\|")]
+        if run:
+            cells.append(trained.get(m.name, ""))
+        rows.append("| " + " | ".join(cells) + " |")
     ok = sum(s == "ok" for s in status.values())
-    rows += ["", f"{ok} of {len(models)} models lower today.", ""]
+    rows += ["", f"{ok} of {len(models)} models lower today."]
+    if run:
+        same = sum(v.startswith("matches") for v in trained.values())
+        rows.append(f"{same} of them train like onnxruntime-training (rtol 1e-4, atol 1e-5).")
+    rows.append("")
     rows += ["| op | models using it | refused by `lower` today |", "|---|---|---|"]
     for o, names in sorted(need.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         rows.append(f"| {o} | {len(names)} | {'refused' if o in refused else ''} |")
@@ -911,6 +955,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the models and exit")
     ap.add_argument("--coverage", action="store_true", help="print the Markdown coverage table")
     ap.add_argument("--no-export", action="store_true", help="use the artifacts already in OUT")
+    ap.add_argument(
+        "--run",
+        action="store_true",
+        help="with --coverage: also train each model that lowers (deeploy-mlir run, host) "
+        "and compare with reference.json",
+    )
+    ap.add_argument("-j", type=int, default=2, help="parallel deeploy-mlir runs (default 2)")
     args = ap.parse_args(argv)
     models = zoo()
     if args.only:
@@ -935,7 +986,7 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
     if args.coverage:
-        sys.stdout.write(coverage(args.out, models))
+        sys.stdout.write(coverage(args.out, models, jobs=args.j, run=args.run))
     return 0
 
 
