@@ -182,6 +182,15 @@ def test_coverage_table(exported: Path) -> None:
     assert f"of {len(models)} models lower today" in table
 
 
+def test_coverage_run_column_trains_the_baseline(exported: Path) -> None:
+    """--run: the baseline MLP, which lowers, trains on the host emulation like
+    its reference (deeploy-mlir run against reference.json)."""
+    table = zoo.coverage(exported, [MODELS["mlp_sgd"]], jobs=1, run=True)
+    (row,) = [r for r in table.splitlines() if r.startswith("| mlp_sgd ")]
+    assert row.rstrip(" |").rsplit(" | ", 1)[1].startswith("matches"), row
+    assert "1 of them train like onnxruntime-training" in table
+
+
 def test_refused_ops_parses_the_importers_message() -> None:
     msg = ("x/training_model.onnx: unsupported ONNX ops: Abs (nodes: /Abs); Sign "
            "(nodes: a, b); com.microsoft:SigmoidGrad (nodes: /S_Grad/SigmoidGrad_0)")  # fmt: skip
