@@ -437,6 +437,13 @@ def _sigmoid_model(x: np.ndarray) -> np.ndarray:
 
 ALPHA, LO, HI = F32(0.1), F32(-0.5), F32(0.75)
 
+
+def _quick_gelu_grad_model(dy: np.ndarray, z: np.ndarray) -> np.ndarray:
+    v = (ALPHA * z).astype(F32)
+    s = _sigmoid_model(v)
+    return ((dy * s) * (F32(1) + v * (F32(1) - s))).astype(F32)
+
+
 UNARY: dict[str, tuple[int, Callable[[np.ndarray], np.ndarray]]] = {
     "sigmoid": (0, _sigmoid_model),
     "tanh": (1, _tanh_model),
@@ -449,6 +456,7 @@ UNARY: dict[str, tuple[int, Callable[[np.ndarray], np.ndarray]]] = {
     "exp": (8, expf),
     "sqrt": (9, np.sqrt),
     "reciprocal": (10, lambda x: (F32(1) / x).astype(F32)),
+    "quick_gelu": (11, lambda x: (x * _sigmoid_model((ALPHA * x).astype(F32))).astype(F32)),
 }
 
 
@@ -501,6 +509,7 @@ UGRAD: dict[str, tuple[int, Callable[[np.ndarray, np.ndarray], np.ndarray]]] = {
         4,
         lambda dy, z: (dy * np.where(z > 0, F32(1), np.where(z < 0, F32(-1), z))).astype(F32),
     ),
+    "quick_gelu": (5, lambda dy, z: _quick_gelu_grad_model(dy, z)),
 }
 
 

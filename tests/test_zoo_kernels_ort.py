@@ -84,13 +84,15 @@ def run_node(
         ("Exp", 8, {}),
         ("Sqrt", 9, {}),
         ("Reciprocal", 10, {}),
+        ("QuickGelu", 11, {"alpha": 0.1}),
     ],
 )
 def test_unary_as_onnxruntime(lib: Lib, op: str, code: int, attrs: dict) -> None:
     x = randn(500, scale=3.0)
     if op in ("Log", "Sqrt"):
         x = np.abs(x) + F32(1e-3)
-    (want,) = run_node(op, {"X": x}, ["Y"], **attrs)
+    domain = MS if op == "QuickGelu" else ""
+    (want,) = run_node(op, {"X": x}, ["Y"], domain=domain, **attrs)
     y = Guarded(x.shape)
     lib.run("dm_unary_ext_fp32", zk.UnaryExtArgs(p(x), y.ptr, x.size, code, 0.1, 0, 0), 0)
     np.testing.assert_allclose(y.check(), want, **TOL)
@@ -106,19 +108,25 @@ def test_clip_as_onnxruntime(lib: Lib) -> None:
 
 
 @pytest.mark.parametrize(
-    ("op", "code", "z"), [("SigmoidGrad", 0, "Y"), ("TanhGrad", 1, "Y"), ("LeakyReluGrad", 2, "Y")]
+    ("op", "code", "z"),
+    [
+        ("SigmoidGrad", 0, "Y"),
+        ("TanhGrad", 1, "Y"),
+        ("LeakyReluGrad", 2, "Y"),
+        ("QuickGeluGrad", 5, "X"),
+    ],
 )
 def test_activation_grads_as_onnxruntime(lib: Lib, op: str, code: int, z: str) -> None:
     dy = randn(400)
     y = (
-        randn(400)
-        if code == 2
+        randn(400, scale=3.0)
+        if code in (2, 5)
         else np.tanh(randn(400))
         if code == 1
         else 1 / (1 + np.exp(-randn(400)))
     )
     y = y.astype(F32)
-    attrs = {"alpha": 0.1} if code == 2 else {}
+    attrs = {"alpha": 0.1} if code in (2, 5) else {}
     (want,) = run_node(op, {"dY": dy, z: y}, ["dX"], domain=MS, **attrs)
     dx = Guarded(dy.shape)
     lib.run(

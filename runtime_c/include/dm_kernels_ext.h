@@ -26,7 +26,8 @@ typedef enum {
     DM_UNARY_LOG = 7,        /* logf(x) */
     DM_UNARY_EXP = 8,        /* expf(x) */
     DM_UNARY_SQRT = 9,       /* sqrtf(x) */
-    DM_UNARY_RECIPROCAL = 10 /* 1 / x */
+    DM_UNARY_RECIPROCAL = 10, /* 1 / x */
+    DM_UNARY_QUICK_GELU = 11  /* com.microsoft QuickGelu: x * sigmoid(alpha * x) (SiLU: alpha 1) */
 } dm_unary_ext_op_e;
 
 /* Y = op(X), parallel over the flat index. Y may alias X. */
@@ -35,7 +36,7 @@ typedef struct {
     float *Y;
     uint32_t size;
     uint32_t op;   /* dm_unary_ext_op_e */
-    float alpha;   /* LEAKY_RELU */
+    float alpha;   /* LEAKY_RELU, QUICK_GELU */
     float lo, hi;  /* CLIP */
 } dm_unary_ext_args_t;
 
@@ -46,7 +47,9 @@ typedef enum {
     DM_UGRAD_CLIP = 3,       /* Z = the input X: dX = dY * (lo <= X && X <= hi ? 1 : 0), as
                               * onnxruntime's Clip gradient (GreaterOrEqual, LessOrEqual,
                               * And, Cast, Mul) computes it */
-    DM_UGRAD_ABS = 4         /* Z = the input X: dX = dY * sign(X) (Abs's gradient: Sign, Mul) */
+    DM_UGRAD_ABS = 4,        /* Z = the input X: dX = dY * sign(X) (Abs's gradient: Sign, Mul) */
+    DM_UGRAD_QUICK_GELU = 5  /* Z = the input X: v = alpha * X, s = sigmoid(v) (as
+                              * DM_UNARY_SIGMOID), dX = (dY * s) * (1 + v * (1 - s)) */
 } dm_unary_grad_op_e;
 
 /* dX = grad(dY, Z), parallel over the flat index. dX may alias dY or Z. */

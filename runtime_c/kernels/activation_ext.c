@@ -29,15 +29,19 @@ static inline float dm_tanh(float x)
     return x < 0.0f ? -t : t;
 }
 
+/* x >= 0 ? 1 / (1 + expf(-x)) : e / (1 + e), e = expf(x) (no overflow). */
+static inline float dm_sigmoid(float x)
+{
+    if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
+    const float e = expf(x);
+    return e / (1.0f + e);
+}
+
 static inline float dm_unary_ext_apply(const dm_unary_ext_args_t *a, float x)
 {
     switch (a->op) {
-    case DM_UNARY_SIGMOID:
-        if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
-        else {
-            const float e = expf(x);
-            return e / (1.0f + e);
-        }
+    case DM_UNARY_SIGMOID: return dm_sigmoid(x);
+    case DM_UNARY_QUICK_GELU: return x * dm_sigmoid(a->alpha * x);
     case DM_UNARY_TANH: return dm_tanh(x);
     case DM_UNARY_LEAKY_RELU: return x > 0.0f ? x : a->alpha * x;
     case DM_UNARY_CLIP: return x < a->lo ? a->lo : (x > a->hi ? a->hi : x);
@@ -66,6 +70,11 @@ static inline float dm_unary_grad_apply(const dm_unary_grad_args_t *a, float dy,
     case DM_UGRAD_TANH: return dy * (1.0f - z * z);
     case DM_UGRAD_LEAKY_RELU: return z > 0.0f ? dy : a->alpha * dy;
     case DM_UGRAD_CLIP: return dy * ((a->lo <= z && z <= a->hi) ? 1.0f : 0.0f);
+    case DM_UGRAD_QUICK_GELU: {
+        const float v = a->alpha * z;
+        const float s = dm_sigmoid(v);
+        return (dy * s) * (1.0f + v * (1.0f - s));
+    }
     default: /* DM_UGRAD_ABS */
         return dy * (z > 0.0f ? 1.0f : (z < 0.0f ? -1.0f : z));
     }
