@@ -71,9 +71,16 @@ def generate(
     requires_grad: list[str],
     frozen_params: list[str] | None = None,
     mse: bool = False,
+    *,
+    loss: object = "default",
+    optimizer: object = "SGD",
 ) -> None:
     """training_model.onnx, eval_model.onnx, optimizer_model.onnx and checkpoint
     of the forward model into folder: CrossEntropyLoss (MSELoss if mse), SGD.
+
+    examples/zoo.py chooses others: `loss` a LossType name ("L1Loss"), an
+    onnxblock Block, or None (the model's output is its loss); `optimizer` an
+    OptimType name ("AdamW") or an onnxblock Block.
 
     The artifacts' node names carry a counter that onnxruntime's onnxblock
     keeps per process (``onnx::SoftmaxCrossEntropyLoss::4``); it is reset
@@ -86,13 +93,19 @@ def generate(
         raise SystemExit("onnxruntime-training: onnxblock's name counter moved; see generate()")
     _graph_utils._GRAPH_TOKEN = 0
     folder.mkdir(parents=True, exist_ok=True)  # generate_artifacts needs it to exist
+    if loss == "default":
+        loss = "MSELoss" if mse else "CrossEntropyLoss"
+    if isinstance(loss, str):
+        loss = artifacts.LossType[loss]
+    if isinstance(optimizer, str):
+        optimizer = artifacts.OptimType[optimizer]
     with quiet_ort():
         artifacts.generate_artifacts(
             model,
             requires_grad=requires_grad,
             frozen_params=frozen_params,
-            loss=artifacts.LossType.MSELoss if mse else artifacts.LossType.CrossEntropyLoss,
-            optimizer=artifacts.OptimType.SGD,
+            loss=loss,  # type: ignore[arg-type]
+            optimizer=optimizer,  # type: ignore[arg-type]
             artifact_directory=str(folder),
         )
 
