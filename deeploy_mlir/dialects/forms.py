@@ -27,7 +27,6 @@ COPIES = "copies"  # tile copies exist (tiling-materialize ran)
 UNDECOMPOSED = "undecomposed"  # no copy has an engine yet (dma-decompose not run)
 
 
-
 def tensor_form(module: ModuleOp) -> bool:
     """Any function argument or op result is a tensor (training-bufferize has not run)."""
     for fn in module.ops:
