@@ -97,3 +97,25 @@ def test_too_small_l2_names_the_op(tmp_path: Path) -> None:
     assert r.err.count("\n") == 1 and "Traceback" not in r.err
     assert "the L2 budget of 64 bytes is too small" in r.err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["mlp_wide", "resnet8"])
+@pytest.mark.parametrize("home", ["L2", "L3"])
+def test_the_arena_probe_is_what_arena_plan_plans(name: str, home: str) -> None:
+    # memory/probe.py sizes an arena without a pass (tile-select, memory-home
+    # and memory-regime decide by it): it must be what arena-plan then plans,
+    # and leave the module as it was
+    from deeploy_mlir.memory.probe import arena_size
+
+    module = import_model(ROOT / "examples" / name).module
+    pre = "training-inplace-alias,training-bufferize{level=L2},"
+    pre += f"memory-home{{home={home} stage=tiled}}"
+    run_pipeline(module, pre)
+    before = str(module)
+    sizes = {lv: arena_size(module, lv) for lv in ("L2", "L3")}
+    assert str(module) == before
+    run_pipeline(module, "arena-plan{level=L2},arena-plan{level=L3}")
+    planned = {lv: module.attributes.get(f"training.arena_{lv}") for lv in ("L2", "L3")}
+    got = {lv: a.value.data if a is not None else 0 for lv, a in planned.items()}  # type: ignore[attr-defined]
+    assert sizes == got
+    assert sizes["L3" if home == "L3" else "L2"] > 0
