@@ -12,103 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from deeploy_mlir.errors import DeeployError
-
-BUFFERINGS = ("single", "double", "double-l3")
-RUNNERS = ("host", "qemu", "gvsoc")
-
-
-def _list(kind: str, conv: Callable[[str], Any]) -> Callable[[str], list[Any]]:
-    def parse(s: str) -> list[Any]:
-        items = [w.strip() for w in s.split(",")]
-        if not s.strip() or any(not w for w in items):
-            raise argparse.ArgumentTypeError(f"{kind} must be a comma-separated list, got '{s}'")
-        out = [conv(w) for w in items]
-        if len(set(out)) != len(out):
-            raise argparse.ArgumentTypeError(f"{kind} lists a value twice: '{s}'")
-        return out
-
-    return parse
-
-
-def _budget(w: str) -> int:
-    try:
-        v = int(w.replace("_", ""), 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--l1: '{w}' is not a number of bytes") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"--l1: budgets must be positive, got {v}")
-    return v
-
-
-def _buffering(w: str) -> str:
-    if w not in BUFFERINGS:
-        raise argparse.ArgumentTypeError(
-            f"--buffering: '{w}' is not one of {', '.join(BUFFERINGS)}"
-        )
-    return w
-
-
-def add_parser(sub: argparse._SubParsersAction, common: Callable[..., None]) -> None:  # type: ignore[type-arg]
-    del common  # sweep's --l1/--buffering/--board take lists: its own options
-    sw = sub.add_parser(
-        "sweep",
-        help="compile (and run) every L1 x buffering x board combination, tabulate and plot",
-        description="Compile MODEL tiled at every L1 budget, buffering and board given, in "
-        "parallel worker processes (and with --on build and run each); write DIR/sweep.json, "
-        "DIR/sweep.md (arenas, tiles, DMA bytes, modeled and measured cycles) and plots of "
-        "the cycles and the L1 arena against the budget. A point that fails is a row with "
-        "its error.",
-    )
-    sw.add_argument("model", help="artifact directory or a single training ONNX file")
-    sw.add_argument(
-        "--l1",
-        type=_list("--l1", _budget),
-        required=True,
-        metavar="A,B,C",
-        help="L1 budgets in bytes",
-    )
-    sw.add_argument(
-        "--buffering",
-        type=_list("--buffering", _buffering),
-        default=["double"],
-        metavar="single,double",
-        help="bufferings: single, double, double-l3 (default: double)",
-    )
-    sw.add_argument(
-        "--board",
-        type=_list("--board", str),
-        default=["siracusa"],
-        metavar="siracusa[,gap9_evk]",
-        help="boards (shipped names or YAML files; default: siracusa); each gives the regime, "
-        "the L2/L3 capacities and the cycle model",
-    )
-    sw.add_argument(
-        "--on",
-        choices=RUNNERS,
-        default=None,
-        help="also build and run each point there (as `run --on`) and report measured cycles",
-    )
-    sw.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
-    sw.add_argument(
-        "-j",
-        "--jobs",
-        type=int,
-        default=os.cpu_count() or 1,
-        metavar="N",
-        help="worker processes (default: one per core)",
-    )
-    sw.add_argument("--data", default=None, metavar="DATA.npz", help="training data for --on")
-    sw.add_argument("--steps", type=int, default=1, help="optimizer steps with --on (default 1)")
-    sw.add_argument("--accum", type=int, default=1, help="mini-batches per step (default 1)")
-    sw.add_argument("--lr", type=float, default=0.01, help="SGD learning rate (default 0.01)")
-    sw.add_argument("-q", "--quiet", action="store_true", help="no progress display")
 
 
 def _target(board: str) -> str:
@@ -142,7 +50,10 @@ def run_point(
 def _measure(
     model: str, l1: int, buffering: str, board: str, on: str | None, train: dict[str, Any]
 ) -> dict[str, Any]:
-    from deeploy_mlir import cli
+    from deeploy_mlir.cli.compile import compile_model
+    from deeploy_mlir.cli.options import config_of
+    from deeploy_mlir.cli.parser import build_parser
+    from deeploy_mlir.cli.run import build_and_run, parse_bench
     from deeploy_mlir.cost.schedule import schedule_cost
     from deeploy_mlir.targets.boards import load_board
 
@@ -153,8 +64,8 @@ def _measure(
     if train["data"]:
         argv += ["--data", train["data"]]
     # the point's options checked as `lower`'s: one CompileConfig per point
-    args = cli.build_parser().parse_args(argv)
-    c = cli.compile_model(args, need_data=False, cfg=cli.config_of(args))
+    args = build_parser().parse_args(argv)
+    c = compile_model(args, need_data=False, cfg=config_of(args))
     project: Any = c.project
     man = project.manifest()
     costs = schedule_cost(project.module, load_board(board))
@@ -171,8 +82,8 @@ def _measure(
 
         with tempfile.TemporaryDirectory(prefix="deeploy-mlir-sweep-") as tmp:
             write_project(project, Path(tmp) / "project")
-            stdout = cli.build_and_run(Path(tmp) / "project", on, _target(board))
-        bench = cli.parse_bench(stdout)
+            stdout = build_and_run(Path(tmp) / "project", on, _target(board))
+        bench = parse_bench(stdout)
         out["measured_cycles"] = {
             "train": _mean(bench["train"]),
             "optimizer": _mean(bench["optimizer"]),

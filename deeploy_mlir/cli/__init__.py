@@ -1,22 +1,7 @@
-"""deeploy-mlir: compile ONNX training graphs to C for PULP targets, and run them.
-
-Commands:
-  lower       MODEL -o OUT      write the C project
-  run         MODEL --data D    lower, build on the host emulation (or QEMU), train, print losses
-  report      MODEL             arena sizes and bounds per memory level (+ cycles with --board)
-  minimal-l1  MODEL             the smallest L1 budget that compiles, tiled and untiled
-  board       NAME|FILE.yaml    check a board description and print it
-  test        DIR               run a Deeploy test folder (network.onnx, inputs.npz, outputs.npz)
-  sweep       MODEL -o DIR      compile (and run) every L1 x buffering x board point, tabulate
-
-Long commands show their progress on stderr when it is a terminal (--quiet: off).
-
-Errors in the input (files, graphs, data, options) print one line and exit 2.
-Output paths are checked before any work starts: an output directory (-o, --keep)
-is never the current directory, one holding it, or one holding the model, --data,
---params or --board; an existing one is replaced only if deeploy-mlir wrote it
-(its .deeploy-mlir marker) or with --force. Outputs appear whole or not at all.
-"""
+"""The deeploy-mlir command line: `main` (the commands, dispatched to
+compile.py, run.py, report.py and deeploy_mlir/sweep.py) and `entry`, the
+console script. The commands and what they promise are parser.DESCRIPTION,
+the top-level --help."""
 
 from __future__ import annotations
 

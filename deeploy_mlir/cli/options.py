@@ -95,13 +95,6 @@ def config_of(args: argparse.Namespace) -> CompileConfig:
     )
 
 
-def default_config(target: str) -> CompileConfig:
-    """The CompileConfig of `lower MODEL --target TARGET` (for `lower --help`)."""
-    from deeploy_mlir.cli.parser import build_parser
-
-    return config_of(build_parser().parse_args(["lower", "MODEL", "-o", "OUT", "--target", target]))
-
-
 _PACKAGE = Path(__file__).resolve().parent.parent
 
 

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from deeploy_mlir.config import BUFFERINGS, TILINGS
+from deeploy_mlir.config import BUFFERINGS, TILINGS, CompileConfig
 
 
 class _Parser(argparse.ArgumentParser):
@@ -24,7 +24,6 @@ class _Parser(argparse.ArgumentParser):
         # the help is printed (pipeline imports xdsl): the text of the passes
         # `lower MODEL` runs, as --print-pipeline prints them
         if "{pipeline}" in (self.description or ""):
-            from deeploy_mlir.cli.options import default_config
             from deeploy_mlir.pipeline import pipeline, print_pipeline
 
             default = print_pipeline(pipeline(default_config("pulp-open")))
@@ -243,12 +242,39 @@ def _force(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from deeploy_mlir import cli
+def default_config(target: str) -> CompileConfig:
+    """The CompileConfig of `lower MODEL --target TARGET` (for `lower --help`)."""
+    from deeploy_mlir.cli.options import config_of
 
+    return config_of(build_parser().parse_args(["lower", "MODEL", "-o", "OUT", "--target", target]))
+
+
+#: the top-level --help: the commands, one line each, and what every command promises
+DESCRIPTION = """deeploy-mlir: compile ONNX training graphs to C for PULP targets, and run them.
+
+Commands:
+  lower       MODEL -o OUT      write the C project
+  run         MODEL --data D    lower, build on the host emulation (or QEMU), train, print losses
+  report      MODEL             arena sizes and bounds per memory level (+ cycles with --board)
+  minimal-l1  MODEL             the smallest L1 budget that compiles, tiled and untiled
+  board       NAME|FILE.yaml    check a board description and print it
+  test        DIR               run a Deeploy test folder (network.onnx, inputs.npz, outputs.npz)
+  sweep       MODEL -o DIR      compile (and run) every L1 x buffering x board point, tabulate
+
+Long commands show their progress on stderr when it is a terminal (--quiet: off).
+
+Errors in the input (files, graphs, data, options) print one line and exit 2.
+Output paths are checked before any work starts: an output directory (-o, --keep)
+is never the current directory, one holding it, or one holding the model, --data,
+--params or --board; an existing one is replaced only if deeploy-mlir wrote it
+(its .deeploy-mlir marker) or with --force. Outputs appear whole or not at all.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="deeploy-mlir",
-        description=cli.__doc__,
+        description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--version", action=_Version)
@@ -344,7 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     bo.add_argument("board", help="board name (siracusa, gap9_evk, pulp_slowram) or YAML path")
     bo.add_argument("--json", action="store_true", help="print the board as JSON")
     _test_parser(sub)
-    from deeploy_mlir.sweep import add_parser as _sweep_parser
+    from deeploy_mlir.cli.sweep_options import add_parser as _sweep_parser
 
     _sweep_parser(sub, _common)
     return ap
