@@ -12,9 +12,10 @@ Two conventions are read:
   returns the updated weight.
 
 The result is a module with two functions, ``@training_step`` and
-``@optimizer_step``. Their arguments carry ``training.name`` (the ONNX name) and
-``training.kind`` (input, param, grad_accum, reset_flag, lr); a result that is
-the new value of an argument carries ``training.updates = <arg index>``.
+``@optimizer_step``. Their arguments carry ``training.arg = #training.arg<KIND
+"NAME">`` (the kind: input, param, grad_accum, reset_flag, lr; the ONNX name); a
+result carries ``training.result = #training.result<"NAME">``, with ``updates I``
+when it is the new value of argument I.
 
 This module drives the import: it reads and checks the files (graph.py),
 sorts out the arguments and builds the two functions, handing every node to

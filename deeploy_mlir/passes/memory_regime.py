@@ -4,7 +4,7 @@ which kinds of tensors live in L2 and which in L3, from the board's capacities.
 Runs on buffer-form IR right after training-bufferize (everything in L2). The
 footprint by kind (bytes, no reuse):
 
-- weights: the parameters (`training.kind = "param"` arguments);
+- weights: the parameters (`#training.arg<param ...>` arguments);
 - gradients: the gradient accumulation buffers (`grad_accum`);
 - optimizer_state: what the optimizer step reads besides them (`lr`; SGD has
   no per-parameter state);
@@ -58,7 +58,7 @@ from deeploy_mlir.targets.boards import Board, load_board
 
 #: the regimes in the order `auto` tries them (cheapest first)
 REGIMES = ("resident", "spill", "stream")
-#: footprint kinds, by argument kind (`training.kind`)
+#: footprint kinds, by argument kind (of its `#training.arg`)
 ARG_KINDS = {
     "param": "weights",
     "grad_accum": "gradients",

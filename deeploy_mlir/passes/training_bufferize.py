@@ -6,7 +6,7 @@
 * A compute op writes into: the operand buffer chosen by `training-inplace-alias`
   (`training.inplace`), else the output argument its result is returned in,
   else a fresh `memref.alloc`.
-* A result returned as an argument's new value (`training.updates`) that was not
+* A result returned as an argument's new value (`updates` of its `#training.result`) that was not
   computed in place is copied into the argument at the end of the function.
 * Constants become `memref.global`s read by `memref.get_global`.
 """

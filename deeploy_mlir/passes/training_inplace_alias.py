@@ -6,7 +6,7 @@ a candidate (result r, operand k) is taken when
 * the operand dies at this op (no later reader, not returned), and
 * the operand's storage is not a function argument -- unless the op is a
   *state update* (SGD, gradient accumulation) whose result is returned as the
-  new value of that very argument (`training.updates`), and
+  new value of that very argument (`updates` of its `#training.result`), and
 * the operand is not a constant, and the result is not returned (a returned
   result is written straight into its output argument, or is the new value of
   another argument).
