@@ -29,8 +29,8 @@ capacities: the board's levels, or `l2`/`l3` when given (> 0). `auto` takes
 the first regime that fits; a forced regime that does not fit, or a model that
 no regime fits, is an error naming the regime, the need and the capacity.
 
-The pass records on the module `training.regime` (the regime it applied) and
-`training.footprint` (bytes per kind).
+The pass records on the module `training.regime = #training.regime<REGIME,
+{kind = bytes, ...}>` (the regime it applied and the footprint per kind).
 """
 
 from __future__ import annotations

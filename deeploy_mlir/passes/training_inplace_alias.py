@@ -11,8 +11,8 @@ a candidate (result r, operand k) is taken when
   result is written straight into its output argument, or is the new value of
   another argument).
 
-Chosen decisions are written as ``training.inplace = array<i64: k, ...>`` (one
-entry per result, -1 = own buffer); `training-bufferize` reads them.
+Chosen decisions are written as ``training.inplace = #training.inplace<k, ...>``
+(one entry per result, -1 = own buffer); `training-bufferize` reads them.
 """
 
 from __future__ import annotations
