@@ -245,7 +245,7 @@ def _rewrite_tile_loop(loop: scf.ForOp, n: int, rewriter: PatternRewriter) -> No
         )
     )
     new.attributes.update(compute.attributes)
-    rewriter.erase_op(compute)
+    rewriter.erase(compute)
     for c, r in zip(outs, reqs_out, strict=True):
         b.insert(_write_back(c, views, r, slot))
     # every write-back has landed after the loop: a wait per slot used
@@ -356,13 +356,13 @@ def _erase_single(
     """Erase what the rings replace: the single-buffered waits and copies,
     and the allocs of the tiles."""
     for w in waits:
-        rewriter.erase_op(w)
+        rewriter.erase(w)
     for c in copies:
-        rewriter.erase_op(c, safe_erase=False)
+        rewriter.erase(c, safe_erase=False)
     for t in tiles:
         alloc = t.owner
         assert isinstance(alloc, Operation)
-        rewriter.erase_op(alloc)
+        rewriter.erase(alloc)
 
 
 def _wait_previous(

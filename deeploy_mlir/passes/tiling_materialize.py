@@ -324,7 +324,7 @@ class MaterializeTiled(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, tiled: TiledOp, rewriter: PatternRewriter) -> None:
         self._materialize(tiled)
-        rewriter.erase_op(tiled)
+        rewriter.erase(tiled)
 
     def _materialize(self, tiled: TiledOp) -> None:
         inner = tiled.inner
