@@ -235,3 +235,34 @@ def test_default_budgets_are_the_boards() -> None:
     r = run_cli("lower", "--help")
     flat = " ".join(r.out.split())
     assert "pulp-open: L1 65,536" in flat and "gap9: L1 131,072" in flat
+
+
+def test_user_pipeline_is_held_to_the_budgets(tmp_path: Path) -> None:
+    """A --pass-pipeline whose arena-plan has no capacity still fits --l1:
+    its L1 arena (read off a run with room to spare) over the arena budget
+    (--l1 minus the stacks) is the one-line budget error, exit 2, nothing
+    written; at exactly the arena it compiles."""
+    import json
+
+    spec = (
+        "training-inplace-alias,training-bufferize,tile-select{l1=100000},tiling-materialize,"
+        "dma-decompose,arena-plan,arena-plan{level=L1}"
+    )
+    roomy = run_cli(
+        "lower", MLP, "-o", tmp_path / "a", "-q", "--pass-pipeline", spec, "--l1", 1 << 20
+    )
+    assert roomy.code == 0, roomy.err
+    arena = json.loads((tmp_path / "a" / "manifest.json").read_text())["memory"]["L1"]
+    need = arena["arena_bytes"]
+    tight = STACKS + need - 4
+    r = run_cli("lower", MLP, "-o", tmp_path / "b", "-q", "--pass-pipeline", spec, "--l1", tight)
+    assert r.code == 2
+    assert r.err.splitlines() == [
+        f"deeploy-mlir: error: the L1 arena needs {need} bytes but the L1 budget is "
+        f"{need - 4} bytes ({tight} minus {STACKS} of cluster stacks) (--l1)"
+    ]
+    assert not (tmp_path / "b").exists()
+    exact = run_cli(
+        "lower", MLP, "-o", tmp_path / "c", "-q", "--pass-pipeline", spec, "--l1", STACKS + need
+    )
+    assert exact.code == 0, exact.err

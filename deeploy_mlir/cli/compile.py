@@ -95,6 +95,15 @@ def compile_model(
             seconds=seconds,
             keep_before=emit_ir is not None,
         )
+        if cfg.pass_pipeline is not None:
+            # a user's pipeline need not plan against the budgets: the arenas
+            # it planned are still held to --l1/--l2/--l3 (the default
+            # pipeline's arena-plan passes check them themselves)
+            from deeploy_mlir.interp.attrs import check_arenas
+
+            check_arenas(
+                module, {"l1": cfg.l1, "l1_stacks": cfg.l1_stacks, "l2": cfg.l2, "l3": cfg.l3}
+            )
     except DeeployError as e:
         if emit_ir is not None:  # the IR that failed, for the user to look at
             name, ir = getattr(e, "ir_before", ("", module))
