@@ -29,6 +29,7 @@ op longer).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import MemRefType, ModuleOp
@@ -82,14 +83,14 @@ class MemoryHome(ModulePass):
 
     #: L2 budget in bytes (0: no budget, only `weights` decides)
     l2: int = 0
-    weights: str = "L2"
+    weights: Literal["L2", "L3"] = "L2"
     #: issue each L3 fetch one op early (double buffering of the L3 hop)
     prefetch: bool = False
     #: L2: only `weights` and `l2` decide; L3: every argument lives in L3
-    home: str = "L2"
+    home: Literal["L2", "L3"] = "L2"
     #: whole: stage whole tensors through L2 here; tiled: leave the ops on
     #: their L3 operands for tile-select to stage in tiles (the L3 -> L2 hop)
-    stage: str = "whole"
+    stage: Literal["whole", "tiled"] = "whole"
 
     def _check_options(self) -> None:
         if self.weights not in ("L2", "L3"):

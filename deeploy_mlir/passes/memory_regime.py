@@ -36,6 +36,7 @@ The pass records on the module `training.regime = #training.regime<REGIME,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects import memref
@@ -199,7 +200,7 @@ class MemoryRegime(ModulePass):
     #: a shipped board's name or a board file's path
     board: str = "siracusa"
     #: auto (the first that fits: resident, spill, stream) or one of REGIMES
-    regime: str = "auto"
+    regime: Literal["auto", "resident", "spill", "stream"] = "auto"
     #: L2 / L3 capacity in bytes (0: the board's)
     l2: int = 0
     l3: int = 0

@@ -844,12 +844,12 @@ for name, pipe, err in [
     (
         "memory_home_home",
         "training-bufferize,memory-home{home=L1}",
-        "memory-home: home must be L2 or L3, got 'L1'",
+        "memory-home: home must be one of L2, L3, got 'L1'",
     ),
     (
         "memory_home_stage",
         "training-bufferize,memory-home{stage=halves}",
-        "memory-home: stage must be whole or tiled, got 'halves'",
+        "memory-home: stage must be one of whole, tiled, got 'halves'",
     ),
     (
         "tile_select_l3_buffers",
@@ -1062,7 +1062,7 @@ for name, pipe, err in [
     (
         "regime",
         "training-bufferize,memory-regime{regime=fast}",
-        "memory-regime: regime must be auto, resident, spill or stream, got 'fast'",
+        "memory-regime: regime must be one of auto, resident, spill, stream, got 'fast'",
     ),
     (
         "negative_l2",
