@@ -144,6 +144,7 @@ class TileSelect(ModulePass):
             self.rlimit,
             self.stacks,
             board.name,
+            kernels=board,
         )
 
     @classmethod

@@ -18,9 +18,10 @@ board record and the cycle model's transfer cost.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,9 +29,10 @@ from xdsl.dialects.builtin import MemRefType, StringAttr
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
-from deeploy_mlir.cost.events import transfer_cycles
+from deeploy_mlir.cost.events import compute_cycles, transfer_cycles
+from deeploy_mlir.cost.kernels import kernel_family, mac_terms, op_calls, op_unit_dim
 from deeploy_mlir.dialects import training as T
-from deeploy_mlir.targets.boards import Engine
+from deeploy_mlir.targets.boards import Board, Engine
 
 #: tile-size combinations: one row per combination, one column per loop dim
 #: (the cost model scores every row at once; one combination is one row)
@@ -215,6 +217,67 @@ def tile_count(dims: Sequence[int], tiles: Sequence[int], hs: Sequence[Halo] = (
 
 
 @dataclass(frozen=True)
+class Kernel:
+    """What one tile of an op costs the cluster, as the cycle model counts it
+    (deeploy_mlir/cost/kernels.py, `compute_cycles` of cost/events.py): its
+    kernel family on `board`, its MACs as terms over the tile sizes
+    (`mac_terms`), its kernel calls, the dim whose units split over the cores,
+    and whether dma-multibuffer overlaps its tile loop (`double`: buffers >= 2
+    and nothing that makes it refuse)."""
+
+    family: str
+    board_name: str
+    terms: tuple[tuple[int, tuple[int, ...]], ...]
+    calls: int
+    unit_dim: int | None
+    double: bool
+    board: Board = field(compare=False, hash=False, repr=False)
+
+    @staticmethod
+    def of(op: T.TrainingComputeOp, board: Board, buffers: int) -> Kernel:
+        """The kernel of `op` on `board` with `buffers` buffers per tile."""
+        terms = tuple((c, tuple(ds)) for c, ds in mac_terms(op))
+        return Kernel(
+            kernel_family(op),
+            board.name,
+            terms,
+            op_calls(op),
+            op_unit_dim(op),
+            buffers >= 2 and multibuffers(op),
+            board,
+        )
+
+    def cycles(self, s: Combos) -> NDArray[np.int64]:
+        """Compute cycles of one tile of sizes `s`, per row (`compute_cycles`
+        once per distinct (MACs, units))."""
+        macs = np.zeros(len(s), dtype=np.int64)
+        for c, ds in self.terms:
+            term = np.full(len(s), c, dtype=np.int64)
+            for d in ds:
+                term *= s[:, d]
+            macs += term
+        units = s[:, self.unit_dim] if self.unit_dim is not None else np.zeros_like(macs)
+        keys, where = np.unique(np.stack([macs, units], axis=1), axis=0, return_inverse=True)
+        cycles = [
+            compute_cycles(self.board, self.family, int(m), self.calls, int(u)) for m, u in keys
+        ]
+        return np.asarray(cycles, dtype=np.int64)[where.reshape(-1)]
+
+
+def multibuffers(op: T.TrainingComputeOp) -> bool:
+    """Whether dma-multibuffer overlaps the tile loops of `op` (its refusals:
+    an output written in place, several outputs in different buffers, a
+    scalar tensor; a tile loop that accumulates is decided per tiling)."""
+    unread = set(stand_ins(op))
+    for out in op.outs:
+        if any(out is inp and j not in unread for j, inp in enumerate(op.ins)):
+            return False
+    if len(op.outs) > 1 and len({id(v) for v in op.outs}) > 1:
+        return False
+    return all(math.prod(T.shape_of(v.type)) != 1 for v in [*op.ins, *op.outs])
+
+
+@dataclass(frozen=True)
 class CostModel:
     """The cycles of a tile loop's transfers on one DMA engine, counted as the
     cycle model counts them (deeploy_mlir/cost/events.py): per transfer the
@@ -227,6 +290,9 @@ class CostModel:
     setup: int = 100  # cycles per transfer (the engine's)
     bandwidth: float = 8  # bytes per cycle
     issue: int = 0  # cycles the cluster spends issuing one transfer
+    #: the op's kernel: with it the objective runs the tile loop's schedule
+    #: (`schedule`); without, it is the serial sum of the transfers
+    kernel: Kernel | None = None
 
     @staticmethod
     def of(engine: Engine) -> CostModel:
@@ -254,10 +320,87 @@ class CostModel:
         """The cycles of each combination's tile loop, an exact integer: per
         tile, the transfers of its operand tiles (halos included), each
         `transfer` cycles."""
+        if self.kernel is not None:
+            return self.schedule(dims, t, ops, hs)
         per_tile = np.zeros(len(t), dtype=np.int64)
         for o in ops:
             per_tile += o.moves(dims, t) * self.transfer(o.tile_elems(t) * o.elem_bytes)
         return tile_counts(dims, t, hs) * per_tile
+
+    def schedule(
+        self,
+        dims: Sequence[int],
+        t: Combos,
+        ops: Sequence[Operand],
+        hs: Sequence[Halo] = (),
+    ) -> NDArray[np.int64]:
+        """The cycles of each combination's tile loops as the cycle model runs
+        them, an exact integer: per variant (each dim's n // t full tiles and
+        its ragged n % t remainder, as tiling-materialize splits them) its own
+        loop (`loop_cycles`)."""
+        derived = {h.in_dim for h in hs}
+        free = [d for d in range(len(dims)) if d not in derived and bool(np.any(t[:, d] < dims[d]))]
+        # partial sums copied in again: per combination (they follow `t`)
+        acc = [o.moves(dims, t) - int(o.copy_in) - int(o.copy_out) for o in ops]
+        double = np.full(len(t), self.kernel is not None and self.kernel.double)
+        for a in acc:
+            double &= a == 0  # a loop that accumulates stays single-buffered
+        total = np.zeros(len(t), dtype=np.int64)
+        for mask in itertools.product((False, True), repeat=len(free)):
+            s = t.copy()
+            n = np.ones(len(t), dtype=np.int64)
+            for d, ragged in zip(free, mask, strict=True):
+                if ragged:
+                    s[:, d] = dims[d] % t[:, d]
+                    n *= s[:, d] > 0
+                else:
+                    n *= dims[d] // t[:, d]
+            live = n > 0
+            if not np.any(live):
+                continue
+            s = np.maximum(s, 1)
+            for h in hs:
+                sizes = [int(v) for v in np.unique(s[:, h.out_dim])]
+                lookup = np.zeros(max(sizes) + 1, dtype=np.int64)
+                for v in sizes:
+                    tiles = [*dims[: h.out_dim], v, *dims[h.out_dim + 1 :]]
+                    lookup[v] = with_halos(tiles, [h])[h.in_dim]
+                s[:, h.in_dim] = lookup[s[:, h.out_dim]]
+            total += np.where(live, self.loop_cycles(n, s, ops, acc, double), 0)
+        return total
+
+    def loop_cycles(
+        self,
+        n: NDArray[np.int64],
+        s: Combos,
+        ops: Sequence[Operand],
+        acc: Sequence[NDArray[np.int64]],
+        double: NDArray[np.bool_],
+    ) -> NDArray[np.int64]:
+        """One tile loop of `n` tiles of sizes `s`, as the cycle model runs
+        its events: per tile the cluster issues the input copies (`issue`
+        each), waits for them, computes (`Kernel.cycles`), issues the output
+        copies and waits. Single-buffered every tile pays all of it;
+        double-buffered the first fetch and the last write-back are exposed
+        and each tile in between takes max(compute + issues, the engine's
+        copies of one tile in and one out)."""
+        assert self.kernel is not None
+        zero = np.zeros(len(s), dtype=np.int64)
+        fetch, store, k_in, k_out = zero.copy(), zero.copy(), zero.copy(), zero.copy()
+        for o, a in zip(ops, acc, strict=True):
+            c = self.transfer(o.tile_elems(s) * o.elem_bytes)
+            m_in = int(o.copy_in) + a
+            fetch += m_in * c
+            k_in += m_in
+            store += int(o.copy_out) * c
+            k_out += int(o.copy_out)
+        compute = self.kernel.cycles(s)
+        head = (k_in > 0) * self.issue + fetch  # issue, then the copies in a row
+        tail = (k_out > 0) * self.issue + store
+        one = head + compute + tail
+        period = np.maximum(compute + (k_in + k_out) * self.issue, fetch + store)
+        overlapped = head + (n - 1) * period + compute + tail
+        return np.where(double, overlapped, n * one)
 
     def cycles(
         self,
