@@ -33,6 +33,7 @@ from deeploy_mlir.cost.events import compute_cycles, transfer_cycles
 from deeploy_mlir.cost.kernels import kernel_family, mac_terms, op_calls, op_unit_dim
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.targets.boards import Board, Engine
+from deeploy_mlir.tiling.parts import window_parts
 
 #: tile-size combinations: one row per combination, one column per loop dim
 #: (the cost model scores every row at once; one combination is one row)
@@ -338,34 +339,35 @@ class CostModel:
         them, an exact integer: per variant (each dim's n // t full tiles and
         its ragged n % t remainder, as tiling-materialize splits them) its own
         loop (`loop_cycles`)."""
-        derived = {h.in_dim for h in hs}
+        derived = {h.in_dim for h in hs} | {h.out_dim for h in hs}
         free = [d for d in range(len(dims)) if d not in derived and bool(np.any(t[:, d] < dims[d]))]
         # partial sums copied in again: per combination (they follow `t`)
         acc = [o.moves(dims, t) - int(o.copy_in) - int(o.copy_out) for o in ops]
         double = np.full(len(t), self.kernel is not None and self.kernel.double)
         for a in acc:
             double &= a == 0  # a loop that accumulates stays single-buffered
+        # per dim (window) its parts: ({dim: tile size}, tiles), per combination
+        Slot = tuple[dict[int, NDArray[np.int64]], NDArray[np.int64]]
+        units: list[list[Slot]] = []
+        for d in free:
+            rem = dims[d] % t[:, d]
+            units.append(
+                [({d: t[:, d]}, dims[d] // t[:, d]), ({d: rem}, (rem > 0).astype(np.int64))]
+            )
+        for h in hs:
+            units.append(_window_slots(h, t))
         total = np.zeros(len(t), dtype=np.int64)
-        for mask in itertools.product((False, True), repeat=len(free)):
+        for combo in itertools.product(*units):
             s = t.copy()
             n = np.ones(len(t), dtype=np.int64)
-            for d, ragged in zip(free, mask, strict=True):
-                if ragged:
-                    s[:, d] = dims[d] % t[:, d]
-                    n *= s[:, d] > 0
-                else:
-                    n *= dims[d] // t[:, d]
+            for sizes, count in combo:
+                for d, v in sizes.items():
+                    s[:, d] = v
+                n *= count
             live = n > 0
             if not np.any(live):
                 continue
             s = np.maximum(s, 1)
-            for h in hs:
-                sizes = [int(v) for v in np.unique(s[:, h.out_dim])]
-                lookup = np.zeros(max(sizes) + 1, dtype=np.int64)
-                for v in sizes:
-                    tiles = [*dims[: h.out_dim], v, *dims[h.out_dim + 1 :]]
-                    lookup[v] = with_halos(tiles, [h])[h.in_dim]
-                s[:, h.in_dim] = lookup[s[:, h.out_dim]]
             total += np.where(live, self.loop_cycles(n, s, ops, acc, double), 0)
         return total
 
@@ -387,19 +389,29 @@ class CostModel:
         assert self.kernel is not None
         zero = np.zeros(len(s), dtype=np.int64)
         fetch, store, k_in, k_out = zero.copy(), zero.copy(), zero.copy(), zero.copy()
+        # head / tail: when the copies in (out) of one tile have landed, the
+        # cluster issuing them one after another (`issue` each) on an idle
+        # engine that runs them in order
+        head, tail = zero.copy(), zero.copy()
         for o, a in zip(ops, acc, strict=True):
-            c = self.transfer(o.tile_elems(s) * o.elem_bytes)
-            m_in = int(o.copy_in) + a
-            fetch += m_in * c
-            k_in += m_in
-            store += int(o.copy_out) * c
-            k_out += int(o.copy_out)
+            # the engine's cycles (`transfer` counts the issue too)
+            c = self.transfer(o.tile_elems(s) * o.elem_bytes) - self.issue
+            for moves, is_in in ((int(o.copy_in) + a, True), (int(o.copy_out) + zero, False)):
+                k = k_in if is_in else k_out
+                done = head if is_in else tail
+                k += moves
+                done[:] = np.where(moves > 0, np.maximum(done, k * self.issue) + c, done)
+                (fetch if is_in else store)[:] += moves * c
         compute = self.kernel.cycles(s)
-        head = (k_in > 0) * self.issue + fetch  # issue, then the copies in a row
-        tail = (k_out > 0) * self.issue + store
         one = head + compute + tail
-        period = np.maximum(compute + (k_in + k_out) * self.issue, fetch + store)
-        overlapped = head + (n - 1) * period + compute + tail
+        # overlapped: the later of the cluster's path (first fetch, then per
+        # tile its compute and issues, the last write-back) and the engine's
+        # (every copy in a row; the last tile's write-back waits for its
+        # compute, which runs while the one before is written back)
+        cluster = head + (n - 1) * (compute + (k_in + k_out) * self.issue) + compute + tail
+        last = compute + (k_out > 0) * self.issue
+        engine = head + (n - 1) * fetch + (n - 1) * store + np.maximum(store, last)
+        overlapped = np.where(n > 1, np.maximum(cluster, engine), one)
         return np.where(double, overlapped, n * one)
 
     def cycles(
@@ -411,6 +423,25 @@ class CostModel:
     ) -> int:
         """The cycles of one combination's tile loop (its `objective`)."""
         return int(self.objective(dims, as_combos(tiles), ops, hs)[0])
+
+
+def _window_slots(
+    h: Halo, t: Combos
+) -> list[tuple[dict[int, NDArray[np.int64]], NDArray[np.int64]]]:
+    """The parts of a window's output dim (`window_parts`: runs of tiles
+    whose output and input sizes and pads agree), as slots per combination:
+    slot k is each combination's k-th part (0 tiles past its last)."""
+    sizes = [int(v) for v in np.unique(t[:, h.out_dim])]
+    runs = {v: window_parts(h.window, h.dims, min(v, h.dims[h.out_dim])) for v in sizes}
+    width = max(len(r) for r in runs.values())
+    table = np.zeros((max(sizes) + 1, width, 3), dtype=np.int64)
+    for v, r in runs.items():
+        for k, (o, i) in enumerate(r):
+            table[v, k] = (o.size, i.size, o.count)
+    rows = table[t[:, h.out_dim]]
+    return [
+        ({h.out_dim: rows[:, k, 0], h.in_dim: rows[:, k, 1]}, rows[:, k, 2]) for k in range(width)
+    ]
 
 
 def footprints(t: Combos, ops: Sequence[Operand]) -> NDArray[np.int64]:
