@@ -5,15 +5,20 @@ whole, its distinct tile buffers (`Operand`: which dims index it, element
 size, copied in / out / in again when it accumulates) and its halos (a
 sliding window's input dim following its output dim). A combination of tile
 sizes (one row of `Combos`) has a footprint (bytes of one buffer of every
-operand tile), a tile count and a cost (`CostModel`: the cycles of its tile
-loop's transfers). `pareto_candidates` enumerates the combinations worth
+operand tile), a tile count and a cost (`CostModel`: with the op's `Kernel`
+the cycles of its tile loops as the cycle model runs them -- per variant of
+full and ragged tiles (tiling/parts.py) its own loop, the first fetch and the
+last write-back exposed, max(compute, copies) per tile when double-buffered,
+the kernel's compute and call cycles; without, the serial sum of the
+transfers, what stage tiles are scored by). `pareto_candidates` enumerates the combinations worth
 trying (per dim the smallest size of each tile count), scores them all in
 numpy and keeps the front of footprint against (cost, tile count). The cost
-is the cycle model's (cost/events.py) for the board's DMA engine.
+is the cycle model's: `transfer_cycles` and `compute_cycles` of
+cost/events.py, the MAC terms, calls and core split of cost/kernels.py.
 
 A library module: tile-select, tiling-materialize, memory-home and
 dma-multibuffer import it; it imports numpy, xDSL, the training dialect, the
-board record and the cycle model's transfer cost.
+board record, tiling/parts.py and the cycle model's cost functions.
 """
 
 from __future__ import annotations
