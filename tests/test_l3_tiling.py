@@ -19,9 +19,10 @@ import pytest
 from conftest import STACKS, run_cli, train_like_expected
 
 from deeploy_mlir.config import CompileConfig
+from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.tiling import is_loop
 from deeploy_mlir.frontend.onnx_import import import_model
-from deeploy_mlir.pipeline import pipeline, run_pipeline
+from deeploy_mlir.pipeline import parse_pipeline, pipeline, run_pipeline
 
 pytestmark = pytest.mark.usefixtures("fast_build")
 
@@ -110,12 +111,12 @@ def test_the_arena_probe_is_what_arena_plan_plans(name: str, home: str) -> None:
     module = import_model(ROOT / "examples" / name).module
     pre = "training-inplace-alias,training-bufferize{level=L2},"
     pre += f"memory-home{{home={home} stage=tiled}}"
-    run_pipeline(module, pre)
+    run_pipeline(module, parse_pipeline(pre))
     before = str(module)
     sizes = {lv: arena_size(module, lv) for lv in ("L2", "L3")}
     assert str(module) == before
-    run_pipeline(module, "arena-plan{level=L2},arena-plan{level=L3}")
-    planned = {lv: module.attributes.get(f"training.arena_{lv}") for lv in ("L2", "L3")}
-    got = {lv: a.value.data if a is not None else 0 for lv, a in planned.items()}  # type: ignore[attr-defined]
+    run_pipeline(module, parse_pipeline("arena-plan{level=L2},arena-plan{level=L3}"))
+    planned = {lv: T.arena_of(module, lv) for lv in ("L2", "L3")}
+    got = {lv: a.size_bytes if a is not None else 0 for lv, a in planned.items()}
     assert sizes == got
     assert sizes["L3" if home == "L3" else "L2"] > 0

@@ -73,22 +73,33 @@ def kernel_family(op: T.TrainingComputeOp) -> str:
     return fam
 
 
-def op_macs(op: T.TrainingComputeOp) -> int:
-    """The MACs of one call of `op` (see the module docstring)."""
+def mac_terms(op: T.TrainingComputeOp) -> list[tuple[int, tuple[int, ...]]]:
+    """The MACs of `op` as a sum of terms (coefficient, loop dims whose sizes
+    multiply): the same terms give the MACs of a tile from its tile sizes
+    (tile-select scores tiles with them)."""
     if not isinstance(op, T.IterationSpaceInterface):
         raise DeeployError(f"cost model: {op.name} has no iteration space")
     space = op.iteration_space()
     skip = {w.in_dim for w in space.windows}
     if isinstance(op, T.Conv2dOp | T.Conv2dGradOp) and len(space.dims) > T.CONV_IC:
         skip.add(T.CONV_IC)  # the whole channel dim of a grouped conv
-    macs = math.prod(n for d, n in enumerate(space.dims) if d not in skip)
+    dims = tuple(d for d in range(len(space.dims)) if d not in skip)
     if isinstance(op, T.Conv2dGradOp):
         grads = op.grads()
-        g = op.geometry()
         passes = sum(1 for x in ("dX", "dW") if x in grads)
-        bias = g.n * g.m * g.oh * g.ow if "dB" in grads else 0
-        return passes * macs + bias
-    return macs
+        terms = [(passes, dims)] if passes else []
+        if "dB" in grads:
+            terms.append((1, (T.CONV_N, T.CONV_M, T.CONV_OH, T.CONV_OW)))
+        return terms
+    return [(1, dims)]
+
+
+def op_macs(op: T.TrainingComputeOp) -> int:
+    """The MACs of one call of `op` (see the module docstring)."""
+    terms = mac_terms(op)
+    assert isinstance(op, T.IterationSpaceInterface)
+    sizes = op.iteration_space().dims
+    return sum(c * math.prod(sizes[d] for d in ds) for c, ds in terms)
 
 
 def op_calls(op: T.TrainingComputeOp) -> int:
@@ -103,14 +114,24 @@ def op_calls(op: T.TrainingComputeOp) -> int:
     return 1
 
 
+def op_unit_dim(op: T.TrainingComputeOp) -> int | None:
+    """The loop dim whose units the kernel splits over the cores (None: an
+    even split): gemm and matmul split the output rows M (runtime_c/kernels/
+    gemm.c), the loss ops the batch rows (loss.c; their spaces are the
+    logits' [batch, classes])."""
+    if op.name in _ROW_SPLIT and isinstance(op, T.IterationSpaceInterface):
+        return 0
+    return None
+
+
 def op_units(op: T.TrainingComputeOp) -> int:
     """The units the kernel splits over the cores (0: so many that the split
-    is even): gemm and matmul split the output rows M (runtime_c/kernels/
-    gemm.c), the loss ops the batch rows (loss.c; their spaces are the
-    logits' [batch, classes]), so with fewer units than cores some idle."""
-    if op.name in _ROW_SPLIT and isinstance(op, T.IterationSpaceInterface):
-        return op.iteration_space().dims[0]
-    return 0
+    is even; see `op_unit_dim`), so with fewer units than cores some idle."""
+    d = op_unit_dim(op)
+    if d is None:
+        return 0
+    assert isinstance(op, T.IterationSpaceInterface)
+    return op.iteration_space().dims[d]
 
 
 #: ops whose kernel splits the first dim of the op's space over the cores

@@ -21,9 +21,14 @@ enough, before spatial tiles, with the partial sums copied in again per tile
 (`summed_whole`). A conv2d_grad with dX and dW that does not fit with every
 reduction whole is split into two ops (dX; dW and dB) first.
 
-The objective is the estimated cycles of the op's tile loop: per tile, one
-transfer per operand tile (setup cycles each) plus the tile bytes over the
-bandwidth; ties go to fewer, larger tiles. Z3 solves it per op, in a fresh
+The objective is the cycles of the op's tile loops on the `board` as the
+cycle model (deeploy_mlir/cost) runs the schedule tiling-materialize and
+dma-multibuffer make of them: per variant (full tiles, ragged remainders,
+window border runs) its own loop whose first fetch and last write-back are
+exposed; per tile the kernel's compute and call cycles (the board's kernel
+figures) and the copies (issue, setup, bytes over the bandwidth), overlapped
+when double-buffered; ties go to fewer, larger tiles (`tiling.model.CostModel`).
+L3 stage tiles are scored by the serial sum of their transfers. Z3 solves it per op, in a fresh
 Z3 context under Z3's deterministic resource limit `rlimit` (a count of the
 solver's steps, not a time: a search stops at the same point on any machine
 and load, and the same options always give the same tiles). An op whose
@@ -144,6 +149,7 @@ class TileSelect(ModulePass):
             self.rlimit,
             self.stacks,
             board.name,
+            kernels=board,
         )
 
     @classmethod

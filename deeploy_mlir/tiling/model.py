@@ -5,22 +5,28 @@ whole, its distinct tile buffers (`Operand`: which dims index it, element
 size, copied in / out / in again when it accumulates) and its halos (a
 sliding window's input dim following its output dim). A combination of tile
 sizes (one row of `Combos`) has a footprint (bytes of one buffer of every
-operand tile), a tile count and a cost (`CostModel`: the cycles of its tile
-loop's transfers). `pareto_candidates` enumerates the combinations worth
+operand tile), a tile count and a cost (`CostModel`: with the op's `Kernel`
+the cycles of its tile loops as the cycle model runs them -- per variant of
+full and ragged tiles (tiling/parts.py) its own loop, the first fetch and the
+last write-back exposed, max(compute, copies) per tile when double-buffered,
+the kernel's compute and call cycles; without, the serial sum of the
+transfers, what stage tiles are scored by). `pareto_candidates` enumerates the combinations worth
 trying (per dim the smallest size of each tile count), scores them all in
 numpy and keeps the front of footprint against (cost, tile count). The cost
-is the cycle model's (cost/events.py) for the board's DMA engine.
+is the cycle model's: `transfer_cycles` and `compute_cycles` of
+cost/events.py, the MAC terms, calls and core split of cost/kernels.py.
 
 A library module: tile-select, tiling-materialize, memory-home and
 dma-multibuffer import it; it imports numpy, xDSL, the training dialect, the
-board record and the cycle model's transfer cost.
+board record, tiling/parts.py and the cycle model's cost functions.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,9 +34,11 @@ from xdsl.dialects.builtin import MemRefType, StringAttr
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
-from deeploy_mlir.cost.events import transfer_cycles
+from deeploy_mlir.cost.events import compute_cycles, transfer_cycles
+from deeploy_mlir.cost.kernels import kernel_family, mac_terms, op_calls, op_unit_dim
 from deeploy_mlir.dialects import training as T
-from deeploy_mlir.targets.boards import Engine
+from deeploy_mlir.targets.boards import Board, Engine
+from deeploy_mlir.tiling.parts import window_parts
 
 #: tile-size combinations: one row per combination, one column per loop dim
 #: (the cost model scores every row at once; one combination is one row)
@@ -215,6 +223,67 @@ def tile_count(dims: Sequence[int], tiles: Sequence[int], hs: Sequence[Halo] = (
 
 
 @dataclass(frozen=True)
+class Kernel:
+    """What one tile of an op costs the cluster, as the cycle model counts it
+    (deeploy_mlir/cost/kernels.py, `compute_cycles` of cost/events.py): its
+    kernel family on `board`, its MACs as terms over the tile sizes
+    (`mac_terms`), its kernel calls, the dim whose units split over the cores,
+    and whether dma-multibuffer overlaps its tile loop (`double`: buffers >= 2
+    and nothing that makes it refuse)."""
+
+    family: str
+    board_name: str
+    terms: tuple[tuple[int, tuple[int, ...]], ...]
+    calls: int
+    unit_dim: int | None
+    double: bool
+    board: Board = field(compare=False, hash=False, repr=False)
+
+    @staticmethod
+    def of(op: T.TrainingComputeOp, board: Board, buffers: int) -> Kernel:
+        """The kernel of `op` on `board` with `buffers` buffers per tile."""
+        terms = tuple((c, tuple(ds)) for c, ds in mac_terms(op))
+        return Kernel(
+            kernel_family(op),
+            board.name,
+            terms,
+            op_calls(op),
+            op_unit_dim(op),
+            buffers >= 2 and multibuffers(op),
+            board,
+        )
+
+    def cycles(self, s: Combos) -> NDArray[np.int64]:
+        """Compute cycles of one tile of sizes `s`, per row (`compute_cycles`
+        once per distinct (MACs, units))."""
+        macs = np.zeros(len(s), dtype=np.int64)
+        for c, ds in self.terms:
+            term = np.full(len(s), c, dtype=np.int64)
+            for d in ds:
+                term *= s[:, d]
+            macs += term
+        units = s[:, self.unit_dim] if self.unit_dim is not None else np.zeros_like(macs)
+        keys, where = np.unique(np.stack([macs, units], axis=1), axis=0, return_inverse=True)
+        cycles = [
+            compute_cycles(self.board, self.family, int(m), self.calls, int(u)) for m, u in keys
+        ]
+        return np.asarray(cycles, dtype=np.int64)[where.reshape(-1)]
+
+
+def multibuffers(op: T.TrainingComputeOp) -> bool:
+    """Whether dma-multibuffer overlaps the tile loops of `op` (its refusals:
+    an output written in place, several outputs in different buffers, a
+    scalar tensor; a tile loop that accumulates is decided per tiling)."""
+    unread = set(stand_ins(op))
+    for out in op.outs:
+        if any(out is inp and j not in unread for j, inp in enumerate(op.ins)):
+            return False
+    if len(op.outs) > 1 and len({id(v) for v in op.outs}) > 1:
+        return False
+    return all(math.prod(T.shape_of(v.type)) != 1 for v in [*op.ins, *op.outs])
+
+
+@dataclass(frozen=True)
 class CostModel:
     """The cycles of a tile loop's transfers on one DMA engine, counted as the
     cycle model counts them (deeploy_mlir/cost/events.py): per transfer the
@@ -227,6 +296,9 @@ class CostModel:
     setup: int = 100  # cycles per transfer (the engine's)
     bandwidth: float = 8  # bytes per cycle
     issue: int = 0  # cycles the cluster spends issuing one transfer
+    #: the op's kernel: with it the objective runs the tile loop's schedule
+    #: (`schedule`); without, it is the serial sum of the transfers
+    kernel: Kernel | None = None
 
     @staticmethod
     def of(engine: Engine) -> CostModel:
@@ -254,10 +326,98 @@ class CostModel:
         """The cycles of each combination's tile loop, an exact integer: per
         tile, the transfers of its operand tiles (halos included), each
         `transfer` cycles."""
+        if self.kernel is not None:
+            return self.schedule(dims, t, ops, hs)
         per_tile = np.zeros(len(t), dtype=np.int64)
         for o in ops:
             per_tile += o.moves(dims, t) * self.transfer(o.tile_elems(t) * o.elem_bytes)
         return tile_counts(dims, t, hs) * per_tile
+
+    def schedule(
+        self,
+        dims: Sequence[int],
+        t: Combos,
+        ops: Sequence[Operand],
+        hs: Sequence[Halo] = (),
+    ) -> NDArray[np.int64]:
+        """The cycles of each combination's tile loops as the cycle model runs
+        them, an exact integer: per variant (each dim's n // t full tiles and
+        its ragged n % t remainder, as tiling-materialize splits them) its own
+        loop (`loop_cycles`)."""
+        derived = {h.in_dim for h in hs} | {h.out_dim for h in hs}
+        free = [d for d in range(len(dims)) if d not in derived and bool(np.any(t[:, d] < dims[d]))]
+        # partial sums copied in again: per combination (they follow `t`)
+        acc = [o.moves(dims, t) - int(o.copy_in) - int(o.copy_out) for o in ops]
+        double = np.full(len(t), self.kernel is not None and self.kernel.double)
+        for a in acc:
+            double &= a == 0  # a loop that accumulates stays single-buffered
+        # per dim (window) its parts: ({dim: tile size}, tiles), per combination
+        Slot = tuple[dict[int, NDArray[np.int64]], NDArray[np.int64]]
+        units: list[list[Slot]] = []
+        for d in free:
+            rem = dims[d] % t[:, d]
+            units.append(
+                [({d: t[:, d]}, dims[d] // t[:, d]), ({d: rem}, (rem > 0).astype(np.int64))]
+            )
+        for h in hs:
+            units.append(_window_slots(h, t))
+        total = np.zeros(len(t), dtype=np.int64)
+        for combo in itertools.product(*units):
+            s = t.copy()
+            n = np.ones(len(t), dtype=np.int64)
+            for sizes, count in combo:
+                for d, v in sizes.items():
+                    s[:, d] = v
+                n *= count
+            live = n > 0
+            if not np.any(live):
+                continue
+            s = np.maximum(s, 1)
+            total += np.where(live, self.loop_cycles(n, s, ops, acc, double), 0)
+        return total
+
+    def loop_cycles(
+        self,
+        n: NDArray[np.int64],
+        s: Combos,
+        ops: Sequence[Operand],
+        acc: Sequence[NDArray[np.int64]],
+        double: NDArray[np.bool_],
+    ) -> NDArray[np.int64]:
+        """One tile loop of `n` tiles of sizes `s`, as the cycle model runs
+        its events: per tile the cluster issues the input copies (`issue`
+        each), waits for them, computes (`Kernel.cycles`), issues the output
+        copies and waits. Single-buffered every tile pays all of it;
+        double-buffered the first fetch and the last write-back are exposed
+        and each tile in between takes max(compute + issues, the engine's
+        copies of one tile in and one out)."""
+        assert self.kernel is not None
+        zero = np.zeros(len(s), dtype=np.int64)
+        fetch, store, k_in, k_out = zero.copy(), zero.copy(), zero.copy(), zero.copy()
+        # head / tail: when the copies in (out) of one tile have landed, the
+        # cluster issuing them one after another (`issue` each) on an idle
+        # engine that runs them in order
+        head, tail = zero.copy(), zero.copy()
+        for o, a in zip(ops, acc, strict=True):
+            # the engine's cycles (`transfer` counts the issue too)
+            c = self.transfer(o.tile_elems(s) * o.elem_bytes) - self.issue
+            for moves, is_in in ((int(o.copy_in) + a, True), (int(o.copy_out) + zero, False)):
+                k = k_in if is_in else k_out
+                done = head if is_in else tail
+                k += moves
+                done[:] = np.where(moves > 0, np.maximum(done, k * self.issue) + c, done)
+                (fetch if is_in else store)[:] += moves * c
+        compute = self.kernel.cycles(s)
+        one = head + compute + tail
+        # overlapped: the later of the cluster's path (first fetch, then per
+        # tile its compute and issues, the last write-back) and the engine's
+        # (every copy in a row; the last tile's write-back waits for its
+        # compute, which runs while the one before is written back)
+        cluster = head + (n - 1) * (compute + (k_in + k_out) * self.issue) + compute + tail
+        last = compute + (k_out > 0) * self.issue
+        engine = head + (n - 1) * fetch + (n - 1) * store + np.maximum(store, last)
+        overlapped = np.where(n > 1, np.maximum(cluster, engine), one)
+        return np.where(double, overlapped, n * one)
 
     def cycles(
         self,
@@ -268,6 +428,25 @@ class CostModel:
     ) -> int:
         """The cycles of one combination's tile loop (its `objective`)."""
         return int(self.objective(dims, as_combos(tiles), ops, hs)[0])
+
+
+def _window_slots(
+    h: Halo, t: Combos
+) -> list[tuple[dict[int, NDArray[np.int64]], NDArray[np.int64]]]:
+    """The parts of a window's output dim (`window_parts`: runs of tiles
+    whose output and input sizes and pads agree), as slots per combination:
+    slot k is each combination's k-th part (0 tiles past its last)."""
+    sizes = [int(v) for v in np.unique(t[:, h.out_dim])]
+    runs = {v: window_parts(h.window, h.dims, min(v, h.dims[h.out_dim])) for v in sizes}
+    width = max(len(r) for r in runs.values())
+    table = np.zeros((max(sizes) + 1, width, 3), dtype=np.int64)
+    for v, r in runs.items():
+        for k, (o, i) in enumerate(r):
+            table[v, k] = (o.size, i.size, o.count)
+    rows = table[t[:, h.out_dim]]
+    return [
+        ({h.out_dim: rows[:, k, 0], h.in_dim: rows[:, k, 1]}, rows[:, k, 2]) for k in range(width)
+    ]
 
 
 def footprints(t: Combos, ops: Sequence[Operand]) -> NDArray[np.int64]:

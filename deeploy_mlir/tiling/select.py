@@ -15,16 +15,18 @@ search, xDSL's rewriter and the training dialect.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.targets.boards import Board
 from deeploy_mlir.tiling.model import (
     CostModel,
     Halo,
+    Kernel,
     Operand,
     footprint,
     halos,
@@ -58,6 +60,9 @@ class Selector:
     stacks: int = 0
     #: the board the models come from (named in errors)
     board: str = ""
+    #: the board whose kernel figures score L1 tiles with their compute (None:
+    #: the transfers alone)
+    kernels: Board | None = None
     #: solutions by problem: ops of one shape share their tiles
     cache: dict[object, tuple[list[int], str]] = field(
         default_factory=dict[object, tuple[list[int], str]]
@@ -196,8 +201,11 @@ class Selector:
                 f"{spatial}{acc}, {self.buffers} buffer(s)); the L1 budget is {self.l1} bytes"
                 f"{self._stacks_note()}"
             )
-        key = (tuple(dims), frozenset(whole), tuple(ops), budget, self.model, hs)
+        model = self.model
+        if self.kernels is not None:
+            model = replace(model, kernel=Kernel.of(o, self.kernels, self.buffers))
+        key = (tuple(dims), frozenset(whole), tuple(ops), budget, model, hs)
         if key not in self.cache:
-            self.cache[key] = solve_z3(dims, whole, ops, budget, self.model, self.rlimit, hs)
+            self.cache[key] = solve_z3(dims, whole, ops, budget, model, self.rlimit, hs)
         tiles, why = self.cache[key]
         return list(tiles), why

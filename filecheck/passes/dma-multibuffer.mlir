@@ -17,7 +17,7 @@
 
 // ERR-COUNT:  {{^}}deeploy-opt: error: dma-multibuffer: count must be at least 1, got 0{{$}}
 // ERR-COUNT-NOT: {{.}}
-// ERR-LEVELS: {{^}}deeploy-opt: error: pass pipeline: dma-multibuffer: levels must be 'all' or 'l3-only', got 'l2'{{$}}
+// ERR-LEVELS: {{^}}deeploy-opt: error: pass pipeline: dma-multibuffer: levels must be one of all, l3-only, got 'l2'{{$}}
 // ERR-LEVELS-NOT: {{.}}
 
 // =============================================================================

@@ -10,7 +10,7 @@
 // CHECK:           dma.wait
 // CHECK-NEXT:      kernel.call @dm_relu_fp32 dm_unary_args_t {X = %{{.*}}, Y = %{{.*}}, size = 4} note "training.relu" : memref<4xf32, "L1">, memref<4xf32, "L1">
 // CHECK-NEXT:      dma.copy
-// CHECK:         } {tiling.tile_loop}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>}
 // CHECK:         dma.wait
 // CHECK-NEXT:    kernel.call @dm_relu_fp32 dm_unary_args_t {X = %{{.*}}, Y = %{{.*}}, size = 2} note "training.relu" : memref<2xf32, "L1">, memref<2xf32, "L1">
 // CHECK-NOT:     training.
