@@ -51,7 +51,8 @@ def test_kernels_and_the_struct_each_takes() -> None:
     defined = kernel_structs()
     assert K.KERNELS == {k: v for k, v in defined.items() if k in h.kernels}
     ext = parse((RT / "include" / "dm_kernels_ext.h").read_text())
-    assert sorted(set(defined) - set(h.kernels)) == sorted(ext.kernels)
+    others = set(defined) - set(h.kernels)
+    assert others and others <= set(ext.kernels), sorted(others - set(ext.kernels))
 
 
 def test_the_reader_sees_a_changed_field() -> None:
