@@ -16,26 +16,17 @@ fewer cycles (transfers overlap compute)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import numpy as np
 from conftest import EXAMPLES, STACKS, run_cli, training_args
+from gvsoc_program import CLUSTER_MAIN, c_floats, results, run_host_and_gvsoc
 
-from deeploy_mlir.targets import gvsoc
-
-ROOT = Path(__file__).resolve().parents[1]
-RT = ROOT / "runtime_c"
 RNG = np.random.default_rng(18)
 
 # gemm: Y[M,N] = A[M,K] @ B[K,N] (+ C); conv: NCHW, 3x3, pad 1, stride 1 / 2
 M, N, K = 13, 7, 9
 CB, CI, CH, CW, CO = 2, 3, 9, 7, 5
-
-
-def _floats(name: str, a: np.ndarray) -> str:
-    vals = ", ".join(f"{float(v)!r}f" for v in a.ravel())
-    return f"static float {name}[{a.size}] = {{{vals}}};\n"
 
 
 PROGRAM = r"""
@@ -121,18 +112,6 @@ static void run(void *arg)
     printf("DONE\n");
 }
 
-int main(void)
-{
-    struct pi_device cluster;
-    struct pi_cluster_conf conf;
-    struct pi_cluster_task task;
-    pi_cluster_conf_init(&conf);
-    pi_open_from_conf(&cluster, &conf);
-    if (pi_cluster_open(&cluster) != 0) return 1;
-    pi_cluster_send_task_to_cl(&cluster, pi_cluster_task(&task, run, NULL));
-    pi_cluster_close(&cluster);
-    return 0;
-}
 """
 
 
@@ -140,14 +119,14 @@ def _program() -> str:
     ohw = CH * CW  # stride 1 output is the largest
     data = "".join(
         [
-            _floats("gA", RNG.standard_normal((M, K)).astype(np.float32)),
-            _floats("gB", RNG.standard_normal((K, N)).astype(np.float32)),
-            _floats("gC", RNG.standard_normal((M, N)).astype(np.float32)),
-            _floats("gB2", RNG.standard_normal((M, N)).astype(np.float32)),
-            _floats("cX", RNG.standard_normal((CB, CI, CH, CW)).astype(np.float32)),
-            _floats("cWt", RNG.standard_normal((CO, CI, 3, 3)).astype(np.float32)),
-            _floats("cBias", RNG.standard_normal(CO).astype(np.float32)),
-            _floats("cdY", RNG.standard_normal((CB, CO, CH, CW)).astype(np.float32)),
+            c_floats("gA", RNG.standard_normal((M, K)).astype(np.float32)),
+            c_floats("gB", RNG.standard_normal((K, N)).astype(np.float32)),
+            c_floats("gC", RNG.standard_normal((M, N)).astype(np.float32)),
+            c_floats("gB2", RNG.standard_normal((M, N)).astype(np.float32)),
+            c_floats("cX", RNG.standard_normal((CB, CI, CH, CW)).astype(np.float32)),
+            c_floats("cWt", RNG.standard_normal((CO, CI, 3, 3)).astype(np.float32)),
+            c_floats("cBias", RNG.standard_normal(CO).astype(np.float32)),
+            c_floats("cdY", RNG.standard_normal((CB, CO, CH, CW)).astype(np.float32)),
         ]
     )
     ysize = max(M * N, K * N, M * K, CB * CO * ohw, CB * CI * CH * CW, CO * CI * 9 + CO)
@@ -165,48 +144,11 @@ def _program() -> str:
     }
 
 
-def _results(text: str) -> dict[tuple[str, int, int], list[str]]:
-    out = {}
-    for line in text.splitlines():
-        p = line.split()
-        if p[:1] == ["R"]:
-            out[(p[1], int(p[2]), int(p[3]))] = p[4:]
-    return out
-
-
 def test_kernels_parallel_same_bits_as_host_no_race(tmp_path: Path) -> None:
-    (tmp_path / "k.c").write_text(_program())
-    (tmp_path / "runtime").symlink_to(RT)
-    kernels = sorted(str(p.relative_to(RT.parent).as_posix()) for p in RT.glob("kernels/*.c"))
-    kernels = [k.replace("runtime_c/", "runtime/") for k in kernels]
-    # host emulation: the team's cores run in turn
-    host = subprocess.run(
-        [
-            *("gcc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-Iruntime/include"),
-            *("-Iruntime/host", "k.c", *kernels, "runtime/host/pmsis_host.c", "-o", "k", "-lm"),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
-    assert host.returncode == 0, host.stderr
-    hr = subprocess.run([str(tmp_path / "k")], capture_output=True, text=True, check=True)
-    want = _results(hr.stdout)
+    host_out, text = run_host_and_gvsoc(tmp_path, _program() + CLUSTER_MAIN)
+    want = results(host_out)
     assert len(want) == 4 * 2 * 9
-    setup = gvsoc.find_setup()
-    b = subprocess.run(
-        [
-            *("make", "-s", "-f", "runtime/gvsoc/gvsoc.mk", "APP_SRCS=k.c " + " ".join(kernels)),
-            *("APP_INCS=-Iruntime/include", "OUT=build/k.elf"),
-            f"PULP_RUNTIME_HOME={setup.pulp_runtime}",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
-    assert b.returncode == 0, b.stdout + b.stderr
-    text = gvsoc.run(tmp_path / "build" / "k.elf", "siracusa", setup, timeout=600)
-    got = _results(text)
+    got = results(text)
     assert set(got) == set(want)
     for key, bits in want.items():
         assert "7fc0dead" not in bits, f"{key}: the host run left an element unwritten"

@@ -17,22 +17,17 @@ element shows."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
+from gvsoc_program import CLUSTER_MAIN, c_floats, results, run_host_and_gvsoc
 
-from deeploy_mlir.targets import gvsoc
-
-ROOT = Path(__file__).resolve().parents[1]
-RT = ROOT / "runtime_c"
 RNG = np.random.default_rng(2020)
 POISON = "7fc0dead"
 
 
 def _floats(name: str, a: np.ndarray) -> str:
-    vals = ", ".join(f"{float(v)!r}f" for v in np.asarray(a, np.float32).ravel())
-    return f"static const float {name}[{a.size}] = {{{vals}}};\n"
+    return c_floats(name, a, "static const")
 
 
 def _ints(name: str, a: np.ndarray, ctype: str) -> str:
@@ -215,18 +210,6 @@ static void run(void *arg)
     printf("DONE\n");
 }
 
-int main(void)
-{
-    struct pi_device cluster;
-    struct pi_cluster_conf conf;
-    struct pi_cluster_task task;
-    pi_cluster_conf_init(&conf);
-    pi_open_from_conf(&cluster, &conf);
-    if (pi_cluster_open(&cluster) != 0) return 1;
-    pi_cluster_send_task_to_cl(&cluster, pi_cluster_task(&task, run, NULL));
-    pi_cluster_close(&cluster);
-    return 0;
-}
 """
 
 
@@ -283,53 +266,22 @@ def _program() -> str:
     }
 
 
-def _results(text: str) -> dict[tuple[str, int, int], list[str]]:
-    out = {}
-    for line in text.splitlines():
-        p = line.split()
-        if p[:1] == ["R"]:
-            out[(p[1], int(p[2]), int(p[3]))] = p[4:]
-    return out
-
-
 def _floats_of(words: list[str]) -> np.ndarray:
     return np.array([int(w, 16) for w in words], np.uint32).view(np.float32)
 
 
 def test_zoo_kernels_parallel_on_gvsoc(tmp_path: Path) -> None:
-    setup = gvsoc.find_setup()
-    (tmp_path / "k.c").write_text(_program())
-    (tmp_path / "runtime").symlink_to(RT)
-    names = sorted(p.name for p in (RT / "kernels").glob("*.c"))
-    kernels = [f"runtime/kernels/{k}" for k in names]
-    host = subprocess.run(
-        [
-            *("gcc", "-std=gnu11", "-ffp-contract=off", "-O2", "-Wall", "-Wextra", "-Werror"),
-            *("-Iruntime/include", "-Iruntime/host", "k.c", *kernels),
-            *("runtime/host/pmsis_host.c", "-o", "k", "-lm"),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
+    # the kernels' orders assume no contraction (the emitted code's C_LANG);
+    # gvsoc.mk's APP_FLAGS do not say it, riscv gcc would fuse into fmadd.s
+    host_out, text = run_host_and_gvsoc(
+        tmp_path,
+        _program() + CLUSTER_MAIN,
+        host_flags=["-ffp-contract=off"],
+        gvsoc_defs="-ffp-contract=off",
+        timeout=900,
     )
-    assert host.returncode == 0, host.stderr
-    hr = subprocess.run([str(tmp_path / "k")], capture_output=True, text=True, check=True)
-    want = _results(hr.stdout)
-    b = subprocess.run(
-        [
-            *("make", "-s", "-f", "runtime/gvsoc/gvsoc.mk", "APP_SRCS=k.c " + " ".join(kernels)),
-            # the kernels' orders assume no contraction (the emitted code's C_LANG);
-            # gvsoc.mk's APP_FLAGS do not say it, riscv gcc would fuse into fmadd.s
-            *("APP_INCS=-Iruntime/include", "APP_DEFS=-ffp-contract=off", "OUT=build/k.elf"),
-            f"PULP_RUNTIME_HOME={setup.pulp_runtime}",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
-    assert b.returncode == 0, b.stdout + b.stderr
-    text = gvsoc.run(tmp_path / "build" / "k.elf", "siracusa", setup, timeout=900)
-    got = _results(text)
+    want = results(host_out)
+    got = results(text)
     assert set(got) == set(want) and len(want) == 8 * len({k for k, _, _ in want})
     for key, words in want.items():
         assert POISON not in words, f"{key}: the host run left an element unwritten"

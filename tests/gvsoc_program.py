@@ -1,0 +1,90 @@
+"""The pieces the parallel-kernel tests on GVSoC share (test_gvsoc_kernels,
+test_zoo_gvsoc): a test program is C text with a `run(void *)` cluster entry
+that prints `R tag team order word...` lines; it is built twice, against the
+host emulation and for GVSoC (runtime_c/gvsoc/gvsoc.mk), and the two runs'
+lines are compared."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from deeploy_mlir.targets import gvsoc
+
+RT = Path(__file__).resolve().parents[1] / "runtime_c"
+
+#: the fabric controller's main: open the cluster, run `run` on it, close it
+CLUSTER_MAIN = r"""
+int main(void)
+{
+    struct pi_device cluster;
+    struct pi_cluster_conf conf;
+    struct pi_cluster_task task;
+    pi_cluster_conf_init(&conf);
+    pi_open_from_conf(&cluster, &conf);
+    if (pi_cluster_open(&cluster) != 0) return 1;
+    pi_cluster_send_task_to_cl(&cluster, pi_cluster_task(&task, run, NULL));
+    pi_cluster_close(&cluster);
+    return 0;
+}
+"""
+
+
+def c_floats(name: str, a: np.ndarray, qualifier: str = "static") -> str:
+    """A C array definition holding `a` as exact float32 literals."""
+    vals = ", ".join(f"{float(v)!r}f" for v in np.asarray(a, np.float32).ravel())
+    return f"{qualifier} float {name}[{a.size}] = {{{vals}}};\n"
+
+
+def results(text: str) -> dict[tuple[str, int, int], list[str]]:
+    """(tag, team size, start order) -> the hex words of each `R` line."""
+    out = {}
+    for line in text.splitlines():
+        p = line.split()
+        if p[:1] == ["R"]:
+            out[(p[1], int(p[2]), int(p[3]))] = p[4:]
+    return out
+
+
+def run_host_and_gvsoc(
+    tmp: Path,
+    program: str,
+    host_flags: Sequence[str] = (),
+    gvsoc_defs: str = "",
+    timeout: float = 600,
+) -> tuple[str, str]:
+    """Build `program` (k.c) with every kernel of runtime_c against the host
+    emulation (`host_flags` added to gcc's) and for GVSoC siracusa
+    (`gvsoc_defs` as gvsoc.mk's APP_DEFS), run both, return their outputs."""
+    (tmp / "k.c").write_text(program)
+    (tmp / "runtime").symlink_to(RT)
+    kernels = [f"runtime/kernels/{p.name}" for p in sorted((RT / "kernels").glob("*.c"))]
+    host = subprocess.run(
+        [
+            *("gcc", "-std=gnu11", *host_flags, "-O2", "-Wall", "-Wextra", "-Werror"),
+            *("-Iruntime/include", "-Iruntime/host", "k.c", *kernels),
+            *("runtime/host/pmsis_host.c", "-o", "k", "-lm"),
+        ],
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+    )
+    assert host.returncode == 0, host.stderr
+    hr = subprocess.run([str(tmp / "k")], capture_output=True, text=True, check=True)
+    setup = gvsoc.find_setup()
+    defs = [f"APP_DEFS={gvsoc_defs}"] if gvsoc_defs else []
+    b = subprocess.run(
+        [
+            *("make", "-s", "-f", "runtime/gvsoc/gvsoc.mk", "APP_SRCS=k.c " + " ".join(kernels)),
+            *("APP_INCS=-Iruntime/include", *defs, "OUT=build/k.elf"),
+            f"PULP_RUNTIME_HOME={setup.pulp_runtime}",
+        ],
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+    )
+    assert b.returncode == 0, b.stdout + b.stderr
+    return hr.stdout, gvsoc.run(tmp / "build" / "k.elf", "siracusa", setup, timeout=timeout)
