@@ -8,6 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.interp import families as _families  # noqa: F401  (registers them)
+from deeploy_mlir.interp.registry import lookup
 
 F32 = np.float32
 
@@ -353,6 +355,9 @@ def compute(
 ) -> list[np.ndarray]:
     """The outputs of `op` for input arrays `ins` (new arrays, inputs untouched);
     `origin`: a maxpool2d tile's origin operands."""
+    registered = lookup(op)
+    if registered is not None:
+        return registered(op, ins)
     match op:
         case T.GemmOp():
             return _gemm(op, ins)

@@ -1,7 +1,7 @@
 // RUN: deeploy-opt %s -p kernel-select | filecheck %s
 
-// kernel-select, elementwise family (deeploy_mlir/passes/kernel_select.py,
-// elementwise_calls; runtime_c/include/dm_elementwise.h, dm_gelu.h,
+// kernel-select, elementwise family (deeploy_mlir/kernels/elementwise.py,
+// calls; runtime_c/include/dm_elementwise.h, dm_gelu.h,
 // dm_copy.h). Every field below is worked out by hand from the op's shapes:
 //
 // binary: Y's shape padded to 4 dims with 0; each operand's element strides

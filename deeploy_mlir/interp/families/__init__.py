@@ -1,0 +1,7 @@
+"""Reference semantics (numpy) of op families registered through
+`deeploy_mlir.interp.registry.semantics`. Importing this package imports
+every family; a new family is a module here plus its line below."""
+
+from __future__ import annotations
+
+FAMILIES: tuple[str, ...] = ()

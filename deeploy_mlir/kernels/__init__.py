@@ -1,0 +1,26 @@
+"""kernel-select's families: for each buffer-form compute op, the runtime_c
+kernel call(s) that implement it (passes/kernel_select.py applies them).
+
+A family is a module with `calls(op) -> list[Call] | None` (None: not one of
+its ops). A new family is a new module here plus its line in FAMILIES; the
+field helpers every family uses are in `fields`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from deeploy_mlir.dialects import training as T
+from deeploy_mlir.kernels import conv_pool, elementwise, layout, matmul, norm_loss, optimizer
+from deeploy_mlir.kernels.fields import Call
+
+Family = Callable[[T.TrainingComputeOp], list[Call] | None]
+
+FAMILIES: tuple[tuple[str, Family], ...] = (
+    ("elementwise", elementwise.calls),
+    ("matmul", matmul.calls),
+    ("conv-pool", conv_pool.calls),
+    ("norm-loss", norm_loss.calls),
+    ("layout", layout.calls),
+    ("optimizer", optimizer.calls),
+)
