@@ -42,7 +42,9 @@ class CompileConfig:
     board: str | None = None
     #: training-inplace-alias first (in-place reuse of buffers)
     inplace: bool = True
-    #: tile-select's Z3 resource limit (None: the pass's default)
+    #: tile-select's search: the exact scan of the front, or Z3 (tiling/search.py)
+    solver: Literal["front", "z3"] = "front"
+    #: tile-select's Z3 resource limit with solver z3 (None: the pass's default)
     rlimit: int | None = None
     #: tile-select's buffers per L1 tile (None: 2 for tiled double buffering, else 1)
     tile_buffers: int | None = None

@@ -103,7 +103,7 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
                 l1=cfg.l1,
                 stacks=cfg.l1_stacks,
                 l2=cfg.l2,
-                solver="z3" if cfg.tiling == "tiled" else "untiled",
+                solver=cfg.solver if cfg.tiling == "tiled" else "untiled",
                 buffers=cfg.tile_buffers or buffers,
                 # the L3 stage tiles are double-buffered by `double` and `double-l3`
                 l3_buffers=1 if cfg.buffering == "single" else 2,

@@ -396,5 +396,10 @@ def test_lower_imports_what_it_uses(tmp_path: Path) -> None:
     args += ["--l1", str(STACKS + 600)]
     got = _imported(args, tmp_path)
     assert (tmp_path / "b" / "Network.c").is_file()
-    assert "flatbuffers" in got and "z3" in got  # 600 B: tiles have to be searched for
-    assert not (got & {"matplotlib", "onnxruntime", "torch"}), got
+    # 600 B: tiles have to be searched for, by the scan of the front (no Z3)
+    assert "flatbuffers" in got
+    assert not (got & {"z3", "matplotlib", "onnxruntime", "torch"}), got
+    # Z3 only when asked for (--rlimit implies it)
+    for extra in (["--solver", "z3"], ["--rlimit", "100000"]):
+        got = _imported([*args, "-o", str(tmp_path / extra[0][2:]), *extra], tmp_path)
+        assert "z3" in got

@@ -23,7 +23,7 @@ from deeploy_mlir.tiling.model import (
     pareto_candidates,
     tile_count,
 )
-from deeploy_mlir.tiling.search import DEFAULT_RLIMIT, solve_bruteforce, solve_z3
+from deeploy_mlir.tiling.search import DEFAULT_RLIMIT, solve_bruteforce, solve_front, solve_z3
 
 pytestmark = pytest.mark.usefixtures("fast_build")
 
@@ -94,6 +94,8 @@ def test_z3_matches_brute_force(dims, whole, ops, budget) -> None:
     z, why = solve_z3(dims, whole, ops, budget, model, DEFAULT_RLIMIT)
     b = solve_bruteforce(dims, whole, ops, budget, model)
     assert b is not None and why == ""
+    # the default search, the scan of the front, gives Z3's tiles
+    assert solve_front(dims, whole, ops, budget, model) == (z, "")
     assert footprint(z, ops, 1) <= budget
     assert model.cycles(dims, z, ops) == pytest.approx(model.cycles(dims, b, ops))
     if ops is SUMMED:
@@ -131,13 +133,14 @@ def tile_problems(draw: st.DrawFn) -> tuple[list[int], set[int], list[Operand], 
 @given(tile_problems())
 def test_pruned_z3_matches_brute_force(problem) -> None:
     """The (footprint, objective) front drops no combination that could be
-    optimal: Z3 over the front finds the brute-force optimum of every size,
-    for random operands (outputs that accumulate among them), dims and
-    budgets."""
+    optimal: Z3 over the front, and the scan of the front, find the
+    brute-force optimum of every size, for random operands (outputs that
+    accumulate among them), dims and budgets, and the same tiles."""
     dims, whole, ops, budget, model = problem
     z, why = solve_z3(dims, whole, ops, budget, model, DEFAULT_RLIMIT)
     b = solve_bruteforce(dims, whole, ops, budget, model)
     assert b is not None and why == ""
+    assert solve_front(dims, whole, ops, budget, model) == (z, "")
     assert footprint(z, ops, 1) <= budget
     count = lambda t: math.prod(-(-n // x) for n, x in zip(dims, t, strict=True))  # noqa: E731
     assert (model.cycles(dims, z, ops), count(z)) == pytest.approx(
@@ -184,6 +187,7 @@ def test_pruned_z3_matches_brute_force_with_halos(
         return
     z, why = solve_z3(dims, whole, ops, budget, model, DEFAULT_RLIMIT, hs)
     assert why == "" and footprint(z, ops, 1) <= budget
+    assert solve_front(dims, whole, ops, budget, model, hs) == (z, "")
     assert z[3] == w.in_tile(dims, z[1])
     assert (model.cycles(dims, z, ops, hs), tile_count(dims, z, hs)) == pytest.approx(
         (model.cycles(dims, b, ops, hs), tile_count(dims, b, hs))

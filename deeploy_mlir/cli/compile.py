@@ -57,11 +57,16 @@ def compile_model(
     need_data: bool,
     notes: bool = True,
     cfg: CompileConfig | None = None,
+    keep_ir: bool = True,
 ) -> Compiled:
     """Import `args.model`, run the pipeline of `cfg` (default: the command
     line's) and make the project. `notes`: print on stderr a line for each
     search that stopped before proving its optimum. Every arena over its
-    budget fails in its arena-plan pass."""
+    budget fails in its arena-plan pass. Without `keep_ir` the caller needs
+    neither the imported IR nor the pipeline's afterwards (`lower` without
+    --emit-ir): the pipeline runs on the imported module and kernel-select on
+    the pipeline's, without the copies that are most of a large graph's
+    peak memory."""
     from deeploy_mlir.emitters.c import EmitOptions, Project
     from deeploy_mlir.frontend.data import check_minibatches, load_data, zero_data
     from deeploy_mlir.frontend.onnx_import import import_model
@@ -84,7 +89,7 @@ def compile_model(
         raise DeeployError("--data is required")
     else:
         data = zero_data(model, n)
-    module = model.module.clone()
+    module = model.module.clone() if keep_ir else model.module
     seconds: dict[str, float] = {}
     emit_ir = getattr(args, "emit_ir", None)
     try:
@@ -121,7 +126,7 @@ def compile_model(
     opts = EmitOptions(
         target=cfg.target, steps=steps, accum=accum, lr=cfg.lr, l1_as_l2=cfg.l1_as_l2
     )
-    project = Project(module, model.params, data, opts)
+    project = Project(module, model.params, data, opts, own_module=not keep_ir)
     progress.done()
     return Compiled(model, project, data, seconds, cfg)
 
@@ -135,7 +140,7 @@ def cmd_lower(args: argparse.Namespace) -> int:
     if args.emit_ir is not None:
         ir = check_file_output(args.emit_ir, "--emit-ir", read, within=target)
     out = Path(args.output)
-    c = compile_model(args, need_data=False)
+    c = compile_model(args, need_data=False, keep_ir=ir is not None)
     write_project(c.project, target, force=args.force)  # type: ignore[arg-type]
     if ir is not None:
         write_file(ir, str(c.project.module) + "\n")  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from deeploy_mlir.config import CompileConfig
 from deeploy_mlir.errors import DeeployError
@@ -56,6 +56,24 @@ def _rlimit(args: argparse.Namespace) -> int | None:
     return rlimit
 
 
+def _solver(args: argparse.Namespace) -> Literal["front", "z3"]:
+    """--solver; --rlimit, Z3's limit, implies z3 unless --solver front is
+    given, which is then an error (the limit would be ignored)."""
+    solver = getattr(args, "solver", None)
+    if getattr(args, "rlimit", None) is not None:
+        if solver == "front":
+            raise DeeployError(
+                "--rlimit limits Z3's search: it needs --solver z3, not --solver front"
+            )
+        return "z3"
+    if solver is not None and args.pass_pipeline is not None:
+        raise DeeployError(
+            "--solver sets the default pipeline's tile-select: with --pass-pipeline, "
+            f"write tile-select{{solver={solver}}} in the pipeline instead"
+        )
+    return solver or "front"
+
+
 def config_of(args: argparse.Namespace) -> CompileConfig:
     """The CompileConfig of a command line (lower, run, test, report, minimal-l1)."""
     b = budgets(args)
@@ -84,6 +102,7 @@ def config_of(args: argparse.Namespace) -> CompileConfig:
         home=args.home,
         regime=regime,
         board=board,
+        solver=_solver(args),
         rlimit=rlimit,
         name_options=True,
         pass_pipeline=args.pass_pipeline,

@@ -194,11 +194,21 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--home decide",
     )
     p.add_argument(
+        "--solver",
+        choices=("front", "z3"),
+        default=None,
+        help="how tile-select finds each op's tiles: front scans the op's (L1 bytes, cycles) "
+        "front for the fastest tiles that fit, exactly (the default); z3 solves the same choice "
+        "with Z3 under --rlimit (20-30 MiB more memory, the same tiles when it proves its "
+        "optimum). --rlimit alone implies z3",
+    )
+    p.add_argument(
         "--rlimit",
         type=_positive("--rlimit"),
         default=None,
         metavar="N",
-        help="Z3's resource limit per tile-select search, a count of solver steps that is the "
+        help="with --solver z3: Z3's resource limit per tile-select search, a count of solver "
+        "steps that is the "
         "same on every machine and load (default: tile-select's, far above what the examples "
         "need); a search that reaches it keeps the best tiles found and is named in a note and "
         "in manifest.json. With --pass-pipeline, write tile-select{rlimit=N} instead",

@@ -1,4 +1,4 @@
-"""tile-select{l1=BYTES l2=BYTES buffers=N solver=z3|untiled}: choose every op's tiles.
+"""tile-select{l1=BYTES l2=BYTES buffers=N solver=front|z3|untiled}: choose every op's tiles.
 
 For each buffer-form compute op, generically from its iteration space
 (`IterationSpaceInterface`): one tile size per loop dim such that the tiles
@@ -28,13 +28,19 @@ window border runs) its own loop whose first fetch and last write-back are
 exposed; per tile the kernel's compute and call cycles (the board's kernel
 figures) and the copies (issue, setup, bytes over the bandwidth), overlapped
 when double-buffered; ties go to fewer, larger tiles (`tiling.model.CostModel`).
-L3 stage tiles are scored by the serial sum of their transfers. Z3 solves it per op, in a fresh
-Z3 context under Z3's deterministic resource limit `rlimit` (a count of the
-solver's steps, not a time: a search stops at the same point on any machine
-and load, and the same options always give the same tiles). An op whose
-solve stopped before proving its optimum keeps the best tiles found and is
-listed in the module's `tiling.stopped_early` (pairs of op and reason; the
-CLI prints a note for each). `solver=untiled` is the baseline: every
+L3 stage tiles are scored by the serial sum of their transfers.
+
+`solver=front` (the default) takes, per op, the combination of the
+(footprint, cycles) front that fits with the fewest cycles, then tiles
+(tiling/search.py): exact. `solver=z3` solves the same choice as a
+pseudo-Boolean program in a fresh Z3 context under Z3's deterministic
+resource limit `rlimit` (a count of the solver's steps, not a time: a search
+stops at the same point on any machine and load); both give the same tiles
+when Z3 proves its optimum. An op whose search may have missed its optimum
+(Z3 stopped at its limit, or a large op's candidate sizes were thinned)
+keeps the best tiles found and is listed in the module's
+`tiling.stopped_early` (pairs of op and reason; the CLI prints a note for
+each). `solver=untiled` is the baseline: every
 tile is the whole tensor. An op that cannot fit even with the smallest tiles
 is an error naming the op, the L1 it needs and the budget.
 
@@ -97,20 +103,20 @@ class TileSelect(ModulePass):
     buffers: int = 1
     #: buffers per L2 stage tile (2 when the L3 hop is double-buffered)
     l3_buffers: int = 1
-    solver: Literal["z3", "untiled"] = "z3"
+    solver: Literal["front", "z3", "untiled"] = "front"
     #: the board whose DMA engines score the tiles (a shipped board's name or a
     #: board file's path): the cycle model's transfer cost on the engine
     #: between L2 and L1 (L1 tiles) and between L3 and L2 (stage tiles)
     board: str = "siracusa"
-    #: Z3's deterministic resource limit per solve (0 = none): a search that
+    #: with solver=z3, Z3's deterministic resource limit per solve (0 = none): a search that
     #: reaches it keeps the best tiles found, and the op is listed in
     #: `tiling.stopped_early`
     rlimit: int = DEFAULT_RLIMIT
 
     def _check_options(self) -> None:
-        if self.solver not in ("z3", "untiled"):
+        if self.solver not in ("front", "z3", "untiled"):
             raise DeeployError(
-                f"tile-select: solver must be 'z3' or 'untiled', got '{self.solver}'"
+                f"tile-select: solver must be one of front, z3, untiled, got '{self.solver}'"
             )
         if self.l1 <= 0 or self.buffers < 1 or self.l3_buffers < 1:
             raise DeeployError(

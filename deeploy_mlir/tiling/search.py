@@ -1,11 +1,20 @@
 """The tile search: the best combination of an op's problem under a budget.
 
-`solve_z3` gives Z3 one Boolean per combination of the problem's front
-(`model.pareto_candidates`), so that the footprint constraint and the
-objective are linear, and solves it in a fresh Z3 context under Z3's
-deterministic resource limit; when the front's best entry fits the budget it
+`solve_front` (the default) scans the (footprint, cycles) front of the op's
+combinations (`model.pareto_candidates`) for the one that fits the budget
+with the fewest cycles, then tiles: exact, as the front holds every
+combination that could be the optimum under any budget. `solve_z3` gives Z3
+one Boolean per combination of the front, so that the footprint constraint
+and the objective are linear, and solves it in a fresh Z3 context under
+Z3's deterministic resource limit; when the front's best entry fits the budget it
 is the answer without Z3 (a `lower` whose ops all take this path does not
 import z3). `solve_bruteforce` tries every combination (for tests).
+
+Both return the same tiles whenever Z3 proves its optimum (the problem Z3
+gets is that scan written as a pseudo-Boolean program; tests/test_tiling.py
+compares them on every example and published op); Z3 costs 20-30 MiB of
+memory per context and stops at its resource limit. `solver=z3` keeps it for
+research on richer formulations.
 
 A library module: tile-select imports it; it imports the model, numpy and
 (lazily) z3.
@@ -34,6 +43,30 @@ from deeploy_mlir.tiling.model import (
 #: most ~15,000 per solve, a front of 3,000 combinations ~300,000; this is
 #: about 5 s of solving on one 2020s x86 core (the wall-clock limit it replaces)
 DEFAULT_RLIMIT = 5_000_000
+
+
+def _thinned(complete: bool) -> str:
+    return "" if complete else f"candidate sizes thinned to {MAX_COMBINATIONS:,} combinations"
+
+
+def solve_front(
+    dims: Sequence[int],
+    whole: set[int],
+    ops: Sequence[Operand],
+    budget: int,
+    model: CostModel,
+    hs: Sequence[Halo] = (),
+) -> tuple[list[int], str]:
+    """(tiles, why the result may not be the optimum: "" when it is, the
+    thinned candidates otherwise): the combination of the front that fits
+    `budget` with the fewest cycles, then the fewest tiles (the front's
+    (cycles, tiles) pairs are distinct, so the choice is unique)."""
+    c = pareto_candidates(dims, whole, ops, model, hs)
+    ids = [i for i, f in enumerate(c.foot) if f <= budget]
+    if not ids:
+        raise ValueError("infeasible")
+    best = min(ids, key=lambda i: (c.cost[i], c.count[i]))
+    return c.tiles[best], _thinned(c.complete)
 
 
 def solve_z3(
@@ -73,8 +106,7 @@ def solve_z3(
     # 30 MiB and a few hundred ms) is not needed
     best = min(range(len(c.foot)), key=lambda i: (c.cost[i], c.count[i]))
     if c.foot[best] <= budget:
-        thinned = f"candidate sizes thinned to {MAX_COMBINATIONS:,} combinations"
-        return c.tiles[best], "" if c.complete else thinned
+        return c.tiles[best], _thinned(c.complete)
     import z3
 
     zc = z3.Context()
@@ -97,7 +129,7 @@ def solve_z3(
         raise ValueError("infeasible")
     why = [] if r == z3.sat else [f"rlimit {rlimit}" if rlimit else f"Z3: {opt.reason_unknown()}"]
     if not c.complete:
-        why.append(f"candidate sizes thinned to {MAX_COMBINATIONS:,} combinations")
+        why.append(_thinned(False))
     chosen: list[int] = []
     try:
         # after a stop at the rlimit: the best model found so far, if any

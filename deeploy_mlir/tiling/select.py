@@ -36,9 +36,9 @@ from deeploy_mlir.tiling.model import (
     whole_dims,
     with_halos,
 )
-from deeploy_mlir.tiling.search import DEFAULT_RLIMIT, solve_z3
+from deeploy_mlir.tiling.search import DEFAULT_RLIMIT, solve_front, solve_z3
 
-Solver = Literal["z3", "untiled"]
+Solver = Literal["front", "z3", "untiled"]
 
 
 @dataclass
@@ -50,7 +50,7 @@ class Selector:
     buffers: int = 1
     #: buffers per L2 stage tile
     l3_buffers: int = 1
-    solver: Solver = "z3"
+    solver: Solver = "front"
     model: CostModel = field(default_factory=CostModel)
     #: L3 -> L2 model: the transfers of the stage tiles (None: the board
     #: has no L3 engine)
@@ -131,9 +131,22 @@ class Selector:
             )
         key = ("L3", tuple(dims), frozenset(whole), tuple(ops3), budget, self.stage_model)
         if key not in self.cache:
-            self.cache[key] = solve_z3(dims, whole, ops3, budget, self.stage_model, self.rlimit)
+            self.cache[key] = self._solve(dims, whole, ops3, budget, self.stage_model)
         tiles, why = self.cache[key]
         return list(tiles), buffers, why
+
+    def _solve(
+        self,
+        dims: Sequence[int],
+        whole: set[int],
+        ops: Sequence[Operand],
+        budget: int,
+        model: CostModel,
+        hs: Sequence[Halo] = (),
+    ) -> tuple[list[int], str]:
+        if self.solver == "z3":
+            return solve_z3(dims, whole, ops, budget, model, self.rlimit, hs)
+        return solve_front(dims, whole, ops, budget, model, hs)
 
     def _fitting_whole(
         self,
@@ -206,6 +219,6 @@ class Selector:
             model = replace(model, kernel=Kernel.of(o, self.kernels, self.buffers))
         key = (tuple(dims), frozenset(whole), tuple(ops), budget, model, hs)
         if key not in self.cache:
-            self.cache[key] = solve_z3(dims, whole, ops, budget, model, self.rlimit, hs)
+            self.cache[key] = self._solve(dims, whole, ops, budget, model, hs)
         tiles, why = self.cache[key]
         return list(tiles), why

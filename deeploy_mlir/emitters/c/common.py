@@ -41,21 +41,34 @@ def c_float(x: float) -> str:
     return np.format_float_scientific(v, unique=True, exp_digits=2) + "f"
 
 
+#: elements formatted at a time by c_values (a chunk is a multiple of 8, the
+#: elements per line): the per-element strings of a large array never all
+#: exist at once, only its text
+_CHUNK = 8 * 1024
+
+
+def _items(flat: np.ndarray) -> list[str]:
+    if flat.dtype == np.float32:
+        # 9 significant digits give back every float32 exactly
+        return ["%.8ef" % v for v in flat.tolist()]  # noqa: UP031
+    if flat.dtype == np.bool_:
+        return [str(int(v)) for v in flat.tolist()]
+    return [f"{int(v)}LL" for v in flat.tolist()]
+
+
 def c_values(arr: np.ndarray) -> str:
+    """The elements of `arr` as a C initializer's text, 8 per line."""
     flat = np.asarray(arr).reshape(-1)
     if flat.dtype == np.float32:
         bad = ~np.isfinite(flat)
         if bad.any():
             raise DeeployError(f"cannot emit the non-finite float {flat[bad][0]}")
-        # 9 significant digits give back every float32 exactly (a weight
-        # array has up to millions of elements: one format per element, in C)
-        items = ["%.8ef" % v for v in flat.tolist()]  # noqa: UP031
-    elif flat.dtype == np.bool_:
-        items = [str(int(v)) for v in flat]
-    else:
-        items = [f"{int(v)}LL" for v in flat]
-    lines = [", ".join(items[i : i + 8]) for i in range(0, len(items), 8)]
-    return ",\n    ".join(lines)
+    chunks: list[str] = []
+    for start in range(0, len(flat), _CHUNK):
+        items = _items(flat[start : start + _CHUNK])
+        lines = [", ".join(items[i : i + 8]) for i in range(0, len(items), 8)]
+        chunks.append(",\n    ".join(lines))
+    return ",\n    ".join(chunks)
 
 
 def level(t: Attribute) -> str:

@@ -86,6 +86,11 @@ class Project:
     #: the C statements of each step function
     functions: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
     n_calls: int = 0
+    #: the caller hands the module over: kernel-select rewrites it in place
+    #: instead of a copy (`lower` without --emit-ir: a large graph's copy is
+    #: most of the compile's peak memory). Its metadata, all that the project
+    #: reads afterwards, is the same either way
+    own_module: bool = False
     env: jinja2.Environment = field(default_factory=lambda: template_env())
 
     def __post_init__(self) -> None:
@@ -99,7 +104,7 @@ class Project:
                 self.constants.append((name, c_type(op.type), max(arr.size, 1), c_values(arr)))
                 globals_[op.sym_name.data] = name
         # kernel-select on a copy: the module (the pipeline's IR) keeps its compute ops
-        selected = self.module.clone()
+        selected = self.module if self.own_module else self.module.clone()
         printer = StatementPrinter(self.env)
         seen: set[str] = set()
         for fname in ("training_step", "optimizer_step"):
