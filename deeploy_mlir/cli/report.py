@@ -49,8 +49,8 @@ def _print_report(man: dict[str, Any], off: dict[str, Any] | None, solver_ms: in
     )
     if solver_ms is not None:
         print(
-            f"\ntile selection: {solver_ms} ms (Z3), {man['tiling']['stopped_early']} op(s) "
-            "stopped before proving the optimum (resource limit)"
+            f"\ntile selection: {solver_ms} ms, {man['tiling']['stopped_early']} op(s) "
+            "whose search may have missed the optimum (Z3's resource limit, thinned candidates)"
         )
     print(
         f"\nregime: {man['regime']}; footprint (B): "
