@@ -114,7 +114,9 @@ def expected_stats(exported: Path) -> dict[str, dict[str, np.ndarray]]:
         }
         for k, mod in bns.items():
             mod.register_forward_pre_hook(
-                lambda _m, args, k=k: seen.setdefault(k, []).append(args[0].detach().numpy().copy())
+                lambda _m, args, k=k, seen=seen: seen.setdefault(k, []).append(
+                    args[0].detach().numpy().copy()
+                )
             )
         zoo.torch_train(m, net, params, data)
         # the start: the initializers of training_model.onnx (torch's export
@@ -308,8 +310,9 @@ def _ort_grad_session(shape: tuple[int, ...]):
 def test_reference_semantics_are_onnxruntimes(shape: tuple[int, ...]) -> None:
     """interp/families/batchnorm.py against onnxruntime's BatchNormInternal
     and BatchNormalizationGrad kernels on random data, ranks 2, 3 and 4."""
-    from deeploy_mlir.interp.families.batchnorm import batch_norm, batch_norm_grad
     from xdsl.dialects.builtin import FloatAttr, TensorType, f32
+
+    from deeploy_mlir.interp.families.batchnorm import batch_norm, batch_norm_grad
 
     rng = np.random.default_rng(7)
     c = shape[1]
@@ -372,7 +375,7 @@ def test_inference_mode_is_refused(exported: Path, tmp_path: Path) -> None:
     node = next(n for n in model.graph.node if n.op_type == "BatchNormInternal")
     next(a for a in node.attribute if a.name == "training_mode").i = 0
     onnx.save(model, str(d / "training_model.onnx"))
-    with pytest.raises(DeeployError, match="BatchNormInternal.*only training_mode 1"):
+    with pytest.raises(DeeployError, match=r"BatchNormInternal.*only training_mode 1"):
         import_model(d)
     r = run_cli("lower", d, "-o", tmp_path / "out")
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1, r.err
