@@ -5,8 +5,8 @@ no other module spells an attribute key. The attributes:
 
 * ``#training.arg<KIND "NAME">`` / ``#training.arg<KIND "NAME" at OFFSET>`` -- a
   function argument: its kind (`ArgKind`: input, param, grad_accum,
-  reset_flag, lr, output, running_stat), its ONNX name and, once arena-plan ran, its byte
-  offset in its level's arena. Key ``training.arg`` of the argument's
+  reset_flag, lr, output, running_stat), its ONNX name and, once arena-plan
+  ran, its byte offset in its level's arena. Key ``training.arg`` of the argument's
   attribute dictionary.
 * ``#training.result<"NAME">`` / ``#training.result<"NAME" updates I>`` -- a
   function result: its ONNX name and, for a state update (a new weight, an
