@@ -36,6 +36,7 @@ from deeploy_mlir.config import CompileConfig
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.frontend.onnx_import import import_model
+from deeploy_mlir.interp.attrs import func_named
 from deeploy_mlir.interp.interpreter import TrainingSession, loss_output_name
 from deeploy_mlir.pipeline import l2_pipeline, make_context, pipeline
 
@@ -250,14 +251,15 @@ def _train(module, params, d: Path) -> tuple[list[float], dict[str, np.ndarray]]
 
 
 @pytest.mark.parametrize("name", MODELS)
-@pytest.mark.parametrize("which", ["l2", "tiled-double"])
+@pytest.mark.parametrize("which", ["l2", "tiled-double", "home-l3"])
 def test_every_pass_preserves_the_numbers(
     name: str, which: str, exported: Path, expected_stats: dict
 ) -> None:
     """Translation validation: the interpreter on the imported IR trains like
     reference.json with the expected running statistics, and after each pass
-    of the untiled L2 pipeline or a tiled double-buffered one (2 KiB of L1:
-    the batch norms tile their channels) gives the same numbers."""
+    of the untiled L2 pipeline, a tiled double-buffered one (2 KiB of L1: the
+    batch norms tile their channels) or one with every tensor in L3 gives the
+    same numbers."""
     d = exported / name
     model = import_model(d)
     module = model.module
@@ -266,11 +268,12 @@ def test_every_pass_preserves_the_numbers(
     np.testing.assert_allclose(losses0, ref["losses"], rtol=RTOL)
     for k, want in [*ref["params"].items(), *expected_stats[name].items()]:
         np.testing.assert_allclose(state0[k], want, rtol=RTOL, atol=ATOL, err_msg=k)
-    passes = (
-        l2_pipeline()
-        if which == "l2"
-        else pipeline(CompileConfig(l1=2048, target="pulp-open", buffering="double"))
-    )
+    configs = {
+        "tiled-double": CompileConfig(l1=2048, target="pulp-open", buffering="double"),
+        # every tensor (the running statistics too) in L3, staged through L2
+        "home-l3": CompileConfig(l1=2048, target="gap9", buffering="single", l2=1000, home="L3"),
+    }
+    passes = l2_pipeline() if which == "l2" else pipeline(configs[which])
     ctx = make_context()
     for p in passes:
         p.apply(ctx, module)
@@ -279,6 +282,10 @@ def test_every_pass_preserves_the_numbers(
         np.testing.assert_allclose(losses, losses0, rtol=1e-5, err_msg=p.name)
         for k in state0:
             np.testing.assert_allclose(state[k], state0[k], rtol=1e-5, atol=1e-7, err_msg=p.name)
+    if which == "home-l3":
+        fn = func_named(module, "training_step")
+        stats = [a for i, a in enumerate(fn.args) if T.arg_info(fn, i).kind == "running_stat"]
+        assert stats and all(T.memory_level(a.type) == "L3" for a in stats)
     if which != "l2" and name == "cnn_batchnorm2d":
         # the batch norms run on channel tiles (X [2, 4, 6, 6] in tiles of fewer channels)
         bn = [o for o in module.walk() if isinstance(o, T.BatchNormOp | T.BatchNormGradOp)]
