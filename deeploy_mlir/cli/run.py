@@ -28,7 +28,8 @@ _HEX = re.compile(r"^([0-9a-f]{8})(?:\([^()\s]*\))?$")
 
 
 def parse_run_output(text: str) -> tuple[dict[str, list[list[float]]], dict[str, np.ndarray]]:
-    """OUT and PARAM lines of the harness -> outputs per mini-batch, final params."""
+    """OUT and PARAM lines of the harness -> outputs per mini-batch, final params
+    (with the STAT lines: batch norm's running statistics, state like them)."""
     outs: dict[str, list[list[float]]] = {}
     params: dict[str, np.ndarray] = {}
     done = False
@@ -40,7 +41,7 @@ def parse_run_output(text: str) -> tuple[dict[str, list[list[float]]], dict[str,
             outs.setdefault(parts[3], []).append(_floats(parts[4:]).tolist())
         elif parts[0] == "OUTI" and len(parts) >= 4:  # integer outputs, in decimal
             outs.setdefault(parts[3], []).append([int(w) for w in parts[4:]])
-        elif parts[0] == "PARAM" and len(parts) >= 2:
+        elif parts[0] in ("PARAM", "STAT") and len(parts) >= 2:
             params[parts[1]] = _floats(parts[2:])
         elif parts[0] == "DONE":
             done = True
@@ -207,10 +208,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"step {i // args.accum} mini-batch {i % args.accum}: loss {loss:.6f}")
     if out_json is not None:
         shapes = {k: v.shape for k, v in c.model.params.items()}  # type: ignore[attr-defined]
+        stats = set(c.model.running_stats)  # type: ignore[attr-defined]
         doc: dict[str, object] = {
             "losses": losses,
-            "params": {k: v.reshape(shapes[k]).tolist() for k, v in params.items()},
+            "params": {
+                k: v.reshape(shapes[k]).tolist() for k, v in params.items() if k not in stats
+            },
         }
+        if stats:  # batch norm's running statistics after training, beside the params
+            doc["running_stats"] = {
+                k: v.reshape(shapes[k]).tolist() for k, v in params.items() if k in stats
+            }
         dma_counts = parse_dma_counters(stdout)
         if dma_counts:
             doc["dma"] = dma_counts

@@ -59,6 +59,8 @@ FAMILY: dict[str, str] = {
     "training.gelu": "loss",
     "training.gelu_grad": "loss",
     "training.sgd": "optimizer",
+    "training.batch_norm": "reduce",
+    "training.batch_norm_grad": "reduce",
 }
 
 
@@ -105,12 +107,15 @@ def op_macs(op: T.TrainingComputeOp) -> int:
 def op_calls(op: T.TrainingComputeOp) -> int:
     """Kernel calls (cluster forks) one call of `op` makes in the emitted C:
     conv2d_grad one for dX and one for dW/dB, the loss op two (the rows'
-    log-probabilities, then the reduction), any other op one."""
+    log-probabilities, then the reduction), batch_norm and its gradient two,
+    any other op one."""
     if isinstance(op, T.Conv2dGradOp):
         g = op.grads()
         return int("dX" in g) + int("dW" in g or "dB" in g)
     if op.name == "training.softmax_cross_entropy_loss":
         return 2
+    if op.name in ("training.batch_norm", "training.batch_norm_grad"):
+        return 2  # the per-channel statistics (sums), then the elementwise pass
     return 1
 
 

@@ -149,6 +149,15 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
     "dm_transpose_args_t": _fields(
         "X:float* Y:float* rank:uint32_t shape:uint32_t[6] perm:uint32_t[6]"
     ),
+    "dm_batchnorm_args_t": _fields(
+        "X:float* scale:float* bias:float* running_mean_in:float* running_var_in:float* "
+        "Y:float* running_mean:float* running_var:float* mean:float* inv_std:float* "
+        "N,C,S:uint32_t epsilon,momentum:float"
+    ),
+    "dm_batchnorm_grad_args_t": _fields(
+        "dY:float* X:float* scale:float* mean:float* inv_std:float* dX:float* "
+        "dscale:float* dbias:float* N,C,S:uint32_t"
+    ),
 }
 
 #: the enumerations some uint32_t fields hold (their C constants, in order)
@@ -195,6 +204,10 @@ KERNELS: dict[str, str] = {
     "dm_layernorm_grad_fp32": "dm_layernorm_grad_args_t",
     "dm_layernorm_grad_params_fp32": "dm_layernorm_grad_params_args_t",
     "dm_transpose_fp32": "dm_transpose_args_t",
+    "dm_batchnorm_stats_fp32": "dm_batchnorm_args_t",
+    "dm_batchnorm_apply_fp32": "dm_batchnorm_args_t",
+    "dm_batchnorm_grad_reduce_fp32": "dm_batchnorm_grad_args_t",
+    "dm_batchnorm_grad_apply_fp32": "dm_batchnorm_grad_args_t",
 }
 
 #: the memref element type each pointer field's C type points to (void: any)

@@ -54,6 +54,7 @@ KIND_GRAD = "grad_accum"
 KIND_RESET = "reset_flag"
 KIND_LR = "lr"
 KIND_OUTPUT = "output"
+KIND_RUNNING = "running_stat"
 
 MS = "com.microsoft"
 MIN_OPSET, MAX_OPSET = 11, 21
@@ -74,7 +75,7 @@ class ArgInfo:
 @dataclass
 class ImportedModel:
     module: ModuleOp
-    #: initial values of every parameter, by name
+    #: initial values of every parameter (and batch norm running statistic), by name
     params: dict[str, np.ndarray]
     #: the arguments of @training_step, in order
     train_args: list[ArgInfo]
@@ -86,6 +87,11 @@ class ImportedModel:
     @property
     def user_inputs(self) -> list[ArgInfo]:
         return [a for a in self.train_args if a.kind == KIND_INPUT]
+
+    @property
+    def running_stats(self) -> list[str]:
+        """The running statistics (state the step updates, no gradient)."""
+        return [a.name for a in self.train_args if a.kind == KIND_RUNNING]
 
 
 # --------------------------------------------------------------------------

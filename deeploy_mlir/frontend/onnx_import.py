@@ -13,7 +13,8 @@ Two conventions are read:
 
 The result is a module with two functions, ``@training_step`` and
 ``@optimizer_step``. Their arguments carry ``training.arg = #training.arg<KIND
-"NAME">`` (the kind: input, param, grad_accum, reset_flag, lr; the ONNX name); a
+"NAME">`` (the kind: input, param, grad_accum, reset_flag, lr, running_stat --
+batch norm's running mean and variance --; the ONNX name); a
 result carries ``training.result = #training.result<"NAME">``, with ``updates I``
 when it is the new value of argument I.
 
@@ -44,6 +45,7 @@ from deeploy_mlir.frontend.core import (
     KIND_INPUT,
     KIND_PARAM,
     KIND_RESET,
+    KIND_RUNNING,
     ONNX_DTYPES_BY_NP,
     REGISTRY,
     ArgInfo,
@@ -70,6 +72,7 @@ from deeploy_mlir.frontend.graph import (
     topological_order,
 )
 from deeploy_mlir.frontend.ops import FAMILIES
+from deeploy_mlir.frontend.ops.batchnorm import running_stats
 from deeploy_mlir.frontend.ops.optimizer import optimizer_function
 
 __all__ = ["ArgInfo", "ImportedModel", "import_model"]
@@ -138,12 +141,15 @@ def _training_args(im: Importer, style: str) -> list[ArgInfo]:
     g = im.train.graph
     accum_bufs = {n.input[0] for n in g.node if n.op_type == "InPlaceAccumulatorV2"}
     known = set(im.given_params or {})
+    stats = running_stats(g)
     args: list[ArgInfo] = []
     for vi in g.input:
         if vi.name in im.inits:
             continue  # an initializer listed as input (old IR): a constant
         shape, dtype = input_type(vi, im.source)
-        if vi.name in accum_bufs:
+        if vi.name in stats:
+            kind = KIND_RUNNING
+        elif vi.name in accum_bufs:
             kind = KIND_GRAD
         elif dtype is np.bool_:
             kind = KIND_RESET
@@ -159,6 +165,12 @@ def _training_args(im: Importer, style: str) -> list[ArgInfo]:
                 w = im.inits[n.input[0]]
                 args.append(ArgInfo(n.input[0], KIND_PARAM, tuple(w.shape), np.float32))
                 im.deeploy_params.append(n.input[0])
+    # batch norm's running statistics (initializers of onnxruntime's graph)
+    # are state of the step, updated and written back like parameters
+    for name in stats:
+        if name in im.inits and all(a.name != name for a in args):
+            v = im.inits[name]
+            args.append(ArgInfo(name, KIND_RUNNING, tuple(v.shape), np.float32))
     return args
 
 
@@ -176,7 +188,8 @@ def _param_values(im: Importer, args: list[ArgInfo]) -> dict[str, np.ndarray]:
     source = im.given_params
     if im.params_file is not None and source is not None:
         names = [a.name for a in args if a.kind == KIND_PARAM]
-        extra = sorted(set(source) - set(names))
+        stats = {a.name for a in args if a.kind == KIND_RUNNING}
+        extra = sorted(set(source) - set(names) - stats)
         if extra:
             listed = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
             raise DeeployError(
@@ -184,7 +197,7 @@ def _param_values(im: Importer, args: list[ArgInfo]) -> dict[str, np.ndarray]:
                 f"(parameters: {listed or 'none'})"
             )
     for a in args:
-        if a.kind != KIND_PARAM:
+        if a.kind not in (KIND_PARAM, KIND_RUNNING):
             continue
         if source is not None and a.name in source:
             v = source[a.name]

@@ -215,9 +215,9 @@ class TrainingSession:
             info = T.arg_info(fn, i)
             kind, name = info.kind, info.name
             assert name is not None
-            if kind in ("param", "grad_accum"):
+            if kind in ("param", "grad_accum", "running_stat"):
                 storage = self._storage(fn, i, a.type)
-                storage[...] = self.params[name] if kind == "param" else 0
+                storage[...] = self.params[name] if kind != "grad_accum" else 0
                 self.state[name] = storage
 
     def _storage(self, fn: func.FuncOp, i: int, t: Attribute) -> np.ndarray:

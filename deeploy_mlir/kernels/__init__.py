@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.kernels import batchnorm as batchnorm
 from deeploy_mlir.kernels import conv_pool, elementwise, layout, matmul, norm_loss, optimizer
 from deeploy_mlir.kernels.fields import Call
 
@@ -24,3 +25,4 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("layout", layout.calls),
     ("optimizer", optimizer.calls),
 )
+FAMILIES += (("batchnorm", batchnorm.calls),)

@@ -37,6 +37,7 @@ KIND_LABEL = {
     "output": "output",
     "reset_flag": "control",
     "lr": "optimizer_state",
+    "running_stat": "running_stat",
 }
 #: footprint kinds (memory-regime's names) of the report's buffer kinds
 FOOTPRINT_OF = {
@@ -47,6 +48,7 @@ FOOTPRINT_OF = {
     "input": "inputs",
     "output": "outputs",
     "control": "control",
+    "running_stat": "weights",  # persistent state beside the weights
 }
 MANIFEST_VERSION = 1
 
@@ -69,7 +71,7 @@ def derived_regime(buffers: list[dict[str, Any]]) -> str:
     memory-regime pass planned): stream if a weight or gradient lives in L3,
     spill if an activation does, resident if nothing does, else custom."""
     in_l3 = {b["kind"] for b in buffers if b["level"] == "L3"}
-    if in_l3 & {"weight", "gradient"}:
+    if in_l3 & {"weight", "gradient", "running_stat"}:
         return "stream"
     if "activation" in in_l3:
         return "spill"

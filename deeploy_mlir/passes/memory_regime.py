@@ -67,6 +67,7 @@ ARG_KINDS = {
     "input": "inputs",
     "output": "outputs",
     "reset_flag": "control",
+    "running_stat": "weights",  # batch norm's running statistics: state like weights
 }
 FOOTPRINT_KINDS = (
     "weights",
@@ -78,7 +79,7 @@ FOOTPRINT_KINDS = (
     "control",
 )
 #: the argument kinds each regime moves to L3 (activations: spill and stream)
-L3_ARGS = {"resident": (), "spill": (), "stream": ("param", "grad_accum")}
+L3_ARGS = {"resident": (), "spill": (), "stream": ("param", "grad_accum", "running_stat")}
 
 
 def _args(module: ModuleOp) -> dict[str, tuple[str, int]]:

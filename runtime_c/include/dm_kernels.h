@@ -4,6 +4,7 @@
 #define DM_KERNELS_H
 
 #include "dm_batch_matmul.h"
+#include "dm_batchnorm.h"
 #include "dm_common.h"
 #include "dm_conv.h"
 #include "dm_copy.h"

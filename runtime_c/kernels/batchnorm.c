@@ -2,7 +2,7 @@
  * parallel over channels, the elementwise parts over the N*C rows. */
 #include <math.h>
 
-#include "dm_kernels_ext.h"
+#include "dm_batchnorm.h"
 
 void dm_batchnorm_stats_fp32(void *args)
 {

@@ -51,6 +51,18 @@ from deeploy_mlir.dialects.training.base import (
 from deeploy_mlir.dialects.training.base import (
     TrainingComputeOp as TrainingComputeOp,
 )
+from deeploy_mlir.dialects.training.batchnorm import (
+    BN_GRADS as BN_GRADS,
+)
+from deeploy_mlir.dialects.training.batchnorm import (
+    BN_OUTS as BN_OUTS,
+)
+from deeploy_mlir.dialects.training.batchnorm import (
+    BatchNormGradOp as BatchNormGradOp,
+)
+from deeploy_mlir.dialects.training.batchnorm import (
+    BatchNormOp as BatchNormOp,
+)
 from deeploy_mlir.dialects.training.conv import (
     CONV_CG as CONV_CG,
 )
@@ -448,6 +460,8 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
     GeluOp,
     GeluGradOp,
     TransposeOp,
+    BatchNormOp,
+    BatchNormGradOp,
 )
 
 Training = Dialect(

@@ -5,8 +5,8 @@ no other module spells an attribute key. The attributes:
 
 * ``#training.arg<KIND "NAME">`` / ``#training.arg<KIND "NAME" at OFFSET>`` -- a
   function argument: its kind (`ArgKind`: input, param, grad_accum,
-  reset_flag, lr, output), its ONNX name and, once arena-plan ran, its byte
-  offset in its level's arena. Key ``training.arg`` of the argument's
+  reset_flag, lr, output, running_stat), its ONNX name and, once arena-plan
+  ran, its byte offset in its level's arena. Key ``training.arg`` of the argument's
   attribute dictionary.
 * ``#training.result<"NAME">`` / ``#training.result<"NAME" updates I>`` -- a
   function result: its ONNX name and, for a state update (a new weight, an
@@ -65,6 +65,8 @@ class ArgKind(StrEnum):
     RESET_FLAG = "reset_flag"
     LR = "lr"
     OUTPUT = "output"
+    #: batch norm's running mean or variance: state the training step updates
+    RUNNING_STAT = "running_stat"
 
 
 ARG_KINDS = tuple(k.value for k in ArgKind)

@@ -183,15 +183,18 @@ class Project:
                     "count": n_mb * max(int(np.prod(b.shape, dtype=np.int64)), 1),
                 }
             )
-        params = [
-            {
-                "buf": b,
-                "ident": c_ident(b.name),
-                "text": c_values(np.asarray(self.params[b.name], dtype=np.float32)),
-                "count": max(b.size // 4, 1),
-            }
-            for b in self.arg_buffers("param")
-        ]
+        params, running_stats = (
+            [
+                {
+                    "buf": b,
+                    "ident": c_ident(b.name),
+                    "text": c_values(np.asarray(self.params[b.name], dtype=np.float32)),
+                    "count": max(b.size // 4, 1),
+                }
+                for b in self.arg_buffers(kind)
+            ]
+            for kind in ("param", "running_stat")
+        )
         return {
             "opts": self.opts,
             "arenas": sizes,
@@ -200,6 +203,7 @@ class Project:
             "buffers": self.buffers,
             "inputs": data_arrays,
             "params": params,
+            "running_stats": running_stats,
             "grads": self.arg_buffers("grad_accum"),
             "resets": self.arg_buffers("reset_flag"),
             "lrs": self.arg_buffers("lr"),

@@ -6,6 +6,7 @@ FAMILIES."""
 from __future__ import annotations
 
 from deeploy_mlir.frontend.ops import (
+    batchnorm,
     conv,
     elementwise,
     linalg,
@@ -16,3 +17,4 @@ from deeploy_mlir.frontend.ops import (
 )
 
 FAMILIES = (elementwise, linalg, loss, optimizer, conv, shape, transformer)
+FAMILIES += (batchnorm,)

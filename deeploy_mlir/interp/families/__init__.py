@@ -4,4 +4,7 @@ every family; a new family is a module here plus its line below."""
 
 from __future__ import annotations
 
+from deeploy_mlir.interp.families import batchnorm as batchnorm
+
 FAMILIES: tuple[str, ...] = ()
+FAMILIES += ("batchnorm",)
