@@ -69,7 +69,7 @@ def _solver(args: argparse.Namespace) -> Literal["front", "z3"]:
     if solver is not None and args.pass_pipeline is not None:
         raise DeeployError(
             "--solver sets the default pipeline's tile-select: with --pass-pipeline, "
-            f"write tile-select{{solver={solver}}} in the pipeline instead"
+            "set tile-select's solver option in the pipeline instead"
         )
     return solver or "front"
 
