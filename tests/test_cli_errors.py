@@ -177,7 +177,10 @@ def test_bad_pipeline(tmp_path: Path, mlp: Path, pipeline: str, needle: str) -> 
         (["--l2", "abc"], "--l2 must be an integer"),
         (["--lr", "nan"], "learning rate must be finite"),
         (["--target", "x86"], "unknown target"),
-        (["--solver", "front", "--rlimit", "5"], "--rlimit limits Z3's search: it needs --solver z3"),
+        (
+            ["--solver", "front", "--rlimit", "5"],
+            "--rlimit limits Z3's search: it needs --solver z3",
+        ),
         (["--solver", "anneal"], "invalid choice: 'anneal'"),
     ],
 )

@@ -103,7 +103,8 @@ def test_ir_has_no_timing_and_is_the_same_twice(tmp_path: Path) -> None:
     src = tmp_path / "mlp.mlir"
     src.write_text(str(import_model(EXAMPLES / "mlp_small").module) + "\n")
     pipe = (
-        "training-inplace-alias,training-bufferize{level=L2},tile-select{l1=1024 solver=z3 rlimit=200},"
+        "training-inplace-alias,training-bufferize{level=L2},"
+        "tile-select{l1=1024 solver=z3 rlimit=200},"
         "tiling-materialize,arena-plan{level=L2 strategy=exact rlimit=1000},"
         "arena-plan{level=L1 strategy=exact rlimit=1000}"
     )

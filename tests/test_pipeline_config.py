@@ -78,7 +78,9 @@ def test_pipeline_follows_the_config() -> None:
     assert plans["L2"].capacity == 9000 and plans["L3"].capacity == 70000
     (ts,) = [p for p in passes if isinstance(p, TileSelect)]
     assert (ts.l1, ts.stacks, ts.l2, ts.buffers, ts.solver) == (5000, 700, 9000, 2, "front")
-    (z3,) = [p for p in pipeline(CompileConfig(solver="z3", rlimit=77)) if isinstance(p, TileSelect)]
+    (z3,) = [
+        p for p in pipeline(CompileConfig(solver="z3", rlimit=77)) if isinstance(p, TileSelect)
+    ]
     assert (z3.solver, z3.rlimit) == ("z3", 77)
     (dd,) = [p for p in passes if isinstance(p, DmaDecompose)]
     assert dd.engine == "gap9"
