@@ -226,9 +226,7 @@ def _tiles(c_source: str) -> int:
     return c_source.count("pi_cl_team_fork(") + c_source.count("for (uint32_t")
 
 
-def test_emitted_c_matches_onnxruntime(
-    every_node: tuple[Path, Path, dict], tmp_path: Path
-) -> None:
+def test_emitted_c_matches_onnxruntime(every_node: tuple[Path, Path, dict], tmp_path: Path) -> None:
     """Untiled, and tiled double buffered at 1 KiB of L1 arena (two buffers
     of each 240-byte operand do not fit: the ops split into tile loops)."""
     model, data, want = every_node
