@@ -60,11 +60,12 @@ def scale(im: Importer, node: onnx.NodeProto) -> None:
     gradient of a mean over some axes scales by an int64 element count). A
     constant scale is converted here; a computed one must be float."""
     name = im.input_name(node, 1)
-    if name in im.inits and name not in im.env:
-        val = np.asarray(im.inits[name])
-        if val.dtype.kind in "biuf" and val.dtype != np.float32:
-            im.env[name] = im.constant(val.astype(np.float32))
-    x, s = im.value(node, 0), im.value(node, 1)
+    x = im.value(node, 0)
+    val = np.asarray(im.inits[name]) if name in im.inits and name not in im.env else None
+    if val is not None and val.dtype.kind in "biuf" and val.dtype != np.float32:
+        s = im.constant(val.astype(np.float32))  # (not bound: other readers keep its type)
+    else:
+        s = im.value(node, 1)
     if not T.is_f32(s.type):
         raise DeeployError(
             f"{node_label(node)}: a computed scale must have f32 elements, got "
