@@ -61,6 +61,11 @@ FAMILY: dict[str, str] = {
     "training.sgd": "optimizer",
     "training.batch_norm": "reduce",
     "training.batch_norm_grad": "reduce",
+    # dm_unary_ext_fp32 / dm_unary_grad_fp32: one switch on the kind per
+    # element, and the activations they exist for (sigmoid, tanh, SiLU) call
+    # expf: the loss family's throughput
+    "training.unary": "loss",
+    "training.unary_grad": "loss",
 }
 
 

@@ -158,18 +158,29 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
         "dY:float* X:float* scale:float* mean:float* inv_std:float* dX:float* "
         "dscale:float* dbias:float* N,C,S:uint32_t"
     ),
+    "dm_unary_ext_args_t": _fields("X:float* Y:float* size,op:uint32_t alpha,lo,hi:float"),
+    "dm_unary_grad_args_t": _fields(
+        "dY:float* Z:float* dX:float* size,op:uint32_t alpha,lo,hi:float"
+    ),
 }
+
+_UNARY_EXT_OPS = "SIGMOID TANH LEAKY_RELU CLIP ABS SIGN NEG LOG EXP SQRT RECIPROCAL QUICK_GELU"
+_UNARY_GRAD_OPS = "SIGMOID TANH LEAKY_RELU CLIP ABS QUICK_GELU"
 
 #: the enumerations some uint32_t fields hold (their C constants, in order)
 ENUMS: dict[str, tuple[str, ...]] = {
     "dm_binary_op_e": tuple(f"DM_BINARY_{k}" for k in ("ADD", "SUB", "MUL", "DIV", "POW")),
     "dm_reduction_e": ("DM_REDUCTION_MEAN", "DM_REDUCTION_SUM"),
+    "dm_unary_ext_op_e": tuple(f"DM_UNARY_{k}" for k in _UNARY_EXT_OPS.split()),
+    "dm_unary_grad_op_e": tuple(f"DM_UGRAD_{k}" for k in _UNARY_GRAD_OPS.split()),
 }
 #: (struct, field) -> the enumeration the field holds
 ENUM_FIELDS: dict[tuple[str, str], str] = {
     ("dm_binary_args_t", "op"): "dm_binary_op_e",
     ("dm_sce_args_t", "reduction"): "dm_reduction_e",
     ("dm_sce_grad_args_t", "reduction"): "dm_reduction_e",
+    ("dm_unary_ext_args_t", "op"): "dm_unary_ext_op_e",
+    ("dm_unary_grad_args_t", "op"): "dm_unary_grad_op_e",
 }
 
 #: every kernel (a `void NAME(void *args)` of runtime_c) and the struct it takes
@@ -208,6 +219,8 @@ KERNELS: dict[str, str] = {
     "dm_batchnorm_apply_fp32": "dm_batchnorm_args_t",
     "dm_batchnorm_grad_reduce_fp32": "dm_batchnorm_grad_args_t",
     "dm_batchnorm_grad_apply_fp32": "dm_batchnorm_grad_args_t",
+    "dm_unary_ext_fp32": "dm_unary_ext_args_t",
+    "dm_unary_grad_fp32": "dm_unary_grad_args_t",
 }
 
 #: the memref element type each pointer field's C type points to (void: any)

@@ -11,8 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from deeploy_mlir.dialects import training as T
-from deeploy_mlir.kernels import batchnorm as batchnorm
-from deeploy_mlir.kernels import conv_pool, elementwise, layout, matmul, norm_loss, optimizer
+from deeploy_mlir.kernels import activation
+from deeploy_mlir.kernels import batchnorm
+from deeploy_mlir.kernels import conv_pool
+from deeploy_mlir.kernels import elementwise
+from deeploy_mlir.kernels import layout
+from deeploy_mlir.kernels import matmul
+from deeploy_mlir.kernels import norm_loss
+from deeploy_mlir.kernels import optimizer
 from deeploy_mlir.kernels.fields import Call
 
 Family = Callable[[T.TrainingComputeOp], list[Call] | None]
@@ -24,5 +30,6 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("norm-loss", norm_loss.calls),
     ("layout", layout.calls),
     ("optimizer", optimizer.calls),
+    ("activation", activation.calls),
+    ("batchnorm", batchnorm.calls),
 )
-FAMILIES += (("batchnorm", batchnorm.calls),)

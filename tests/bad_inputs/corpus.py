@@ -546,10 +546,10 @@ case(
 # unsupported ops (all listed at once, with their node names)
 
 for op, dom in [
-    ("Tanh", ""),
+    ("Softsign", ""),
     ("AdamWOptimizer", "com.microsoft"),
     ("Foo", "my.domain"),
-    ("Sigmoid", ""),
+    ("Softplus", ""),
 ]:
     key = f"{dom}:{op}" if dom else op
     case(

@@ -24,7 +24,8 @@ ones above it in this list):
 * `window` -- sliding-window geometry (`SlidingWindow`, `Window2d`);
 * `interfaces` -- `AliasingInterface`, `IterationSpaceInterface`;
 * `base` -- `TrainingComputeOp` and the mixins of the op families;
-* op families: `elementwise`, `gemm`, `norm` (softmax, norms, losses,
+* op families: `elementwise`, `activation` (unary functions and their
+  gradients), `gemm`, `norm` (softmax, norms, losses,
   reductions), `optimizer`, `conv`, `pool`; `memory` (constants, arena views);
 * `meta` -- the registered metadata attributes (`#training.arg`,
   `#training.result`, `#training.inplace`, `#training.arena`,
@@ -39,6 +40,21 @@ from xdsl.dialects.builtin import ArrayAttr as ArrayAttr
 from xdsl.dialects.builtin import f32 as f32
 from xdsl.ir import Dialect
 
+from deeploy_mlir.dialects.training.activation import (
+    ALPHA_KINDS as ALPHA_KINDS,
+)
+from deeploy_mlir.dialects.training.activation import (
+    UNARY_GRAD_KINDS as UNARY_GRAD_KINDS,
+)
+from deeploy_mlir.dialects.training.activation import (
+    UNARY_KINDS as UNARY_KINDS,
+)
+from deeploy_mlir.dialects.training.activation import (
+    UnaryGradOp as UnaryGradOp,
+)
+from deeploy_mlir.dialects.training.activation import (
+    UnaryOp as UnaryOp,
+)
 from deeploy_mlir.dialects.training.base import (
     ElementwiseAliasing as ElementwiseAliasing,
 )
@@ -462,6 +478,8 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
     TransposeOp,
     BatchNormOp,
     BatchNormGradOp,
+    UnaryOp,
+    UnaryGradOp,
 )
 
 Training = Dialect(

@@ -6,6 +6,7 @@ FAMILIES."""
 from __future__ import annotations
 
 from deeploy_mlir.frontend.ops import (
+    activation,
     batchnorm,
     conv,
     elementwise,
@@ -16,5 +17,14 @@ from deeploy_mlir.frontend.ops import (
     transformer,
 )
 
-FAMILIES = (elementwise, linalg, loss, optimizer, conv, shape, transformer)
-FAMILIES += (batchnorm,)
+FAMILIES = (
+    elementwise,
+    linalg,
+    loss,
+    optimizer,
+    conv,
+    shape,
+    transformer,
+    activation,
+    batchnorm,
+)

@@ -12,7 +12,8 @@ writes them.
 * ``GlobalAveragePool``'s gradient is ``Shape(X)``, ``Scale(dY, H*W,
   scale_down=1)`` (com.microsoft) and ``Expand(scaled, Shape(X))``: the Expand
   of a scaled [N, C, 1, 1] tensor to [N, C, H, W] becomes
-  `training.global_avgpool_grad` of the unscaled one.
+  `training.global_avgpool_grad` of the unscaled one. Any other Expand is a
+  `training.binary` mul by ones of the broadcast dims.
 
 Dilations other than 1 are refused for convolutions, and ceil_mode = 1,
 storage_order = 1 and dilated average pooling for pooling, each with a
@@ -314,11 +315,19 @@ def _expand(im: Importer, node: onnx.NodeProto) -> None:
             im.bind_named(node.output[:1], res)
             _drop_scaled(im, node, scaled)
             return
-    raise DeeployError(
-        f"{node_label(node)}: Expand of {list(xs)} to {list(out)} is supported only as "
-        "GlobalAveragePool's gradient (a [N, C, 1, 1] gradient divided by H * W, expanded to "
-        "[N, C, H, W])"
-    )
+    if not T.is_f32(x.type):
+        raise DeeployError(
+            f"{node_label(node)}: Expand of {list(xs)} to {list(out)} needs f32 elements, got "
+            f"{T.elem_of(x.type)}"
+        )
+    # any other broadcast (the gradient of a mean over some axes): X times
+    # ones whose shape has the broadcast dims, 1 elsewhere (X * 1 is X, bit
+    # for bit, and the ones are as small as the broadcast allows)
+    lead = len(out) - len(xs)
+    ones_shape = [d if i < lead or xs[i - lead] == 1 else 1 for i, d in enumerate(out)]
+    ones = im.constant(np.ones(ones_shape, dtype=np.float32))
+    res = im.emit(node, T.BinaryOp, [x, ones], {"kind": StringAttr("mul")})
+    im.bind_named(node.output[:1], res)
 
 
 def _drop_scaled(im: Importer, node: onnx.NodeProto, scaled: Any) -> None:

@@ -55,8 +55,22 @@ def sum_(im: Importer, node: onnx.NodeProto) -> None:
 
 @handles(f"{MS}:Scale")
 def scale(im: Importer, node: onnx.NodeProto) -> None:
-    """Y = X * scale, or X / scale with scale_down (scale: one element)."""
-    x, s = im.value(node, 0), im.value(node, 1)
+    """Y = X * scale, or X / scale with scale_down (scale: one element of
+    any numeric type, converted to float as onnxruntime's kernel does: the
+    gradient of a mean over some axes scales by an int64 element count). A
+    constant scale is converted here; a computed one must be float."""
+    name = im.input_name(node, 1)
+    x = im.value(node, 0)
+    val = np.asarray(im.inits[name]) if name in im.inits and name not in im.env else None
+    if val is not None and val.dtype.kind in "biuf" and val.dtype != np.float32:
+        s = im.constant(val.astype(np.float32))  # (not bound: other readers keep its type)
+    else:
+        s = im.value(node, 1)
+    if not T.is_f32(s.type):
+        raise DeeployError(
+            f"{node_label(node)}: a computed scale must have f32 elements, got "
+            f"{T.elem_of(s.type)} (only a constant scale of another type is converted)"
+        )
     if int(np.prod(T.shape_of(s.type), dtype=np.int64)) != 1:
         raise DeeployError(
             f"{node_label(node)}: scale must have one element, got {list(T.shape_of(s.type))}"

@@ -4,7 +4,9 @@ every family; a new family is a module here plus its line below."""
 
 from __future__ import annotations
 
-from deeploy_mlir.interp.families import batchnorm as batchnorm
+from deeploy_mlir.interp.families import activation, batchnorm
 
-FAMILIES: tuple[str, ...] = ()
-FAMILIES += ("batchnorm",)
+FAMILIES: tuple[str, ...] = (
+    activation.__name__,
+    batchnorm.__name__,
+)
