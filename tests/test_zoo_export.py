@@ -196,3 +196,8 @@ def test_refused_ops_parses_the_importers_message() -> None:
            "(nodes: a, b); com.microsoft:SigmoidGrad (nodes: /S_Grad/SigmoidGrad_0)")  # fmt: skip
     assert zoo.refused_ops(msg) == {"Abs", "Sign", "ms:SigmoidGrad"}
     assert zoo.refused_ops("ok") == set()
+    two = (
+        "d/training_model.onnx: unsupported ONNX ops: Tanh (nodes: /T); ms:X (nodes: a); "
+        "d/optimizer_model.onnx: unsupported ONNX ops: com.microsoft:AdamWOptimizer (nodes: o)"
+    )
+    assert zoo.refused_ops(two) == {"Tanh", "ms:X", "ms:AdamWOptimizer"}
