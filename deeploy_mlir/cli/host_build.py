@@ -41,8 +41,12 @@ def cache_root() -> Path | None:
     if env is not None:
         return None if env.strip().lower() in ("", "0", "off", "no") else Path(env)
     xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "deeploy-mlir"
+    if xdg:
+        return Path(xdg) / "deeploy-mlir"
+    try:
+        return Path.home() / ".cache" / "deeploy-mlir"
+    except RuntimeError:  # no home directory: no cache
+        return None
 
 
 def make_variables(project_dir: Path) -> dict[str, str] | None:
