@@ -881,13 +881,15 @@ def run_status(folder: Path, m: Model) -> str:
 
 
 def refused_ops(status: str) -> set[str]:
-    """The ops an "unsupported ONNX ops: A (nodes: ..); com.microsoft:B (nodes: ..)"
-    error names, spelled like ops_of."""
-    if "unsupported ONNX ops: " not in status:
-        return set()
-    listed = status.split("unsupported ONNX ops: ", 1)[1]
-    names = (part.split(" (nodes", 1)[0].strip() for part in listed.split("); "))
-    return {n.replace("com.microsoft:", "ms:") for n in names if n}
+    """The ops an "F: unsupported ONNX ops: A (nodes: ..); com.microsoft:B (nodes: ..)"
+    error names (one such clause per file holding some), spelled like ops_of."""
+    out: set[str] = set()
+    # one clause per file: "F: unsupported ONNX ops: ...; G: unsupported ONNX ops: ..."
+    for clause in status.split("unsupported ONNX ops: ")[1:]:
+        for part in clause.split("); "):
+            if " (nodes" in part:
+                out.add(part.split(" (nodes", 1)[0].strip().replace("com.microsoft:", "ms:"))
+    return out
 
 
 def coverage(out: Path, models: Sequence[Model], jobs: int = 2, run: bool = False) -> str:

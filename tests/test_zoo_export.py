@@ -196,3 +196,37 @@ def test_refused_ops_parses_the_importers_message() -> None:
            "(nodes: a, b); com.microsoft:SigmoidGrad (nodes: /S_Grad/SigmoidGrad_0)")  # fmt: skip
     assert zoo.refused_ops(msg) == {"Abs", "Sign", "ms:SigmoidGrad"}
     assert zoo.refused_ops("ok") == set()
+    two = (
+        "d/training_model.onnx: unsupported ONNX ops: Tanh (nodes: /T); ms:X (nodes: a); "
+        "d/optimizer_model.onnx: unsupported ONNX ops: com.microsoft:AdamWOptimizer (nodes: o)"
+    )
+    assert zoo.refused_ops(two) == {"Tanh", "ms:X", "ms:AdamWOptimizer"}
+
+
+def test_coverage_run_in_parallel_tells_matches_from_differs(
+    exported: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--coverage --no-export --run -j 2` on two models that lower, one with
+    its reference.json perturbed (one loss 1e-3 relative off, ten times the
+    tolerance): that one DIFFERS, the other matches, and the count says 1."""
+    import shutil
+
+    out = tmp_path / "zoo"
+    for n in ("mlp_sgd", "frozen_first"):
+        shutil.copytree(exported / n, out / n)
+    path = out / "mlp_sgd" / "reference.json"
+    ref = json.loads(path.read_text())
+    ref["losses"][3] *= 1.001
+    path.write_text(json.dumps(ref))
+    argv = [str(out), "--only", "mlp_sgd,frozen_first", "--coverage", "--no-export", "--run"]
+    assert zoo.main([*argv, "-j", "2"]) == 0
+    table = capsys.readouterr().out
+    cell = {
+        r.split(" | ")[0].lstrip("| "): r.rstrip(" |").rsplit(" | ", 1)[1]
+        for r in table.splitlines()
+        if r.startswith("| ") and " | ok | " in r
+    }
+    assert cell["mlp_sgd"].startswith("DIFFERS"), table
+    assert cell["frozen_first"].startswith("matches"), table
+    assert "2 of 2 models lower today" in table
+    assert "1 of them train like onnxruntime-training" in table

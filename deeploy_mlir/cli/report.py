@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deeploy_mlir.cli.compile import Compiled, compile_model
 from deeploy_mlir.cli.options import board_of, config_of, inputs
 from deeploy_mlir.config import CompileConfig
-from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.errors import DeeployError, L1BudgetError
 from deeploy_mlir.outputs import check_file_output, staged_file
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def _regime_report(
     return regime_report(bufferize(model), board, cfg.l2, cfg.l3, chosen, compiler(model, base))
 
 
-def _why_not(args: argparse.Namespace, cfg: CompileConfig) -> str | None:
+def _why_not(args: argparse.Namespace, cfg: CompileConfig) -> DeeployError | None:
     """Why the model does not compile with `cfg` (None: it does); an arena
     over its budget fails in arena-plan."""
     from deeploy_mlir.pipeline import pipeline, run_pipeline
@@ -153,14 +154,18 @@ def _why_not(args: argparse.Namespace, cfg: CompileConfig) -> str | None:
     try:
         run_pipeline(module, pipeline(cfg), verify_each=cfg.verify_each)
     except DeeployError as e:
-        return str(e)
+        return e
     return None
 
 
 def cmd_minimal_l1(args: argparse.Namespace) -> int:
-    """Smallest L1 budget (bytes) at which the model compiles, by bisection:
-    compiling is monotone in the budget (a tile that fits also fits more).
-    The bisection is over the arena's budget; the cluster stacks are added."""
+    """Smallest L1 budget (bytes, a multiple of 4 for the arena) at which the
+    model compiles. Compiling is monotone in the budget (a tile that fits also
+    fits more), and a budget too small for an op's smallest tiles fails with
+    the bytes that op needs (L1BudgetError.needs), below which nothing
+    compiles: the search jumps up to each such bound until a budget compiles,
+    then bisects what is left (none when the last bound compiled). The
+    search is over the arena's budget; the cluster stacks are added."""
     from deeploy_mlir import progress
     from deeploy_mlir.frontend.onnx_import import import_model
     from deeploy_mlir.targets.stacks import stack_reservation
@@ -171,31 +176,19 @@ def cmd_minimal_l1(args: argparse.Namespace) -> int:
     result: dict[str, int | None] = {}
     why: str | None = None
     for tiling in ("tiled", "untiled"):
-        progress.stage(f"bisect the L1 budget, {tiling}")
-        hi = cfg.l2
+        progress.stage(f"search the L1 budget, {tiling}")
 
         def at(l1: int, tiling: str = tiling) -> CompileConfig:
             # the arena's budget (the stacks are added to the result)
             return dataclasses.replace(cfg, tiling=tiling, l1=l1, l1_stacks=0, pass_pipeline=None)
 
-        with progress.nested():
-            why = _why_not(args, at(hi))
-        if why is not None:
-            result[tiling] = None
-            continue
-        lo = 0  # does not compile
-        while hi - lo > 4:
-            mid = (lo + hi) // 2 // 4 * 4 or 4
-            if mid <= lo:
-                break
-            progress.update(f"bisect the L1 budget, {tiling}: {mid} bytes?")
+        def fails(l1: int, tiling: str = tiling) -> DeeployError | None:
+            progress.update(f"search the L1 budget, {tiling}: {l1} bytes?")
             with progress.nested():
-                fits = _why_not(args, at(mid)) is None
-            if fits:
-                hi = mid
-            else:
-                lo = mid
-        result[tiling] = hi + stack_reservation()
+                return _why_not(args, at(l1, tiling))
+
+        best, why = _smallest_budget(fails, cfg.l2)
+        result[tiling] = None if best is None else best + stack_reservation()
     if all(b is None for b in result.values()):
         raise DeeployError(
             f"minimal-l1: the model compiles with no L1 budget up to the L2 budget "
@@ -208,6 +201,45 @@ def cmd_minimal_l1(args: argparse.Namespace) -> int:
         for tiling, b in result.items():
             print(f"  {tiling:8} {b if b is not None else 'does not fit L2'} bytes")
     return 0
+
+
+def _smallest_budget(
+    fails: Callable[[int], DeeployError | None], top: int
+) -> tuple[int | None, str | None]:
+    """The smallest multiple of 4 (or `top`) in (0, top] for which `fails`
+    gives None, and None with the reason when `top` fails too. `fails` is
+    monotone (a budget that compiles, any larger one does); an L1BudgetError
+    at a budget proves every budget below its `needs` fails."""
+
+    def up4(n: int) -> int:
+        return (n + 3) // 4 * 4
+
+    lo = 0  # the largest budget known to fail (0: none tried)
+    b, step = min(4, top), 64
+    while True:  # jump up to each lower bound; gallop when a failure gives none
+        e = fails(b)
+        if e is None:
+            hi = b
+            break
+        if b >= top:
+            return None, str(e)
+        lo = b
+        need = e.needs if isinstance(e, L1BudgetError) else 0
+        if up4(need) > b:  # every multiple of 4 below `need` fails
+            lo, b = up4(need) - 4, up4(need)
+        else:
+            b, step = b + step, step * 2
+        b = min(b, top)
+    while hi - lo > 4:  # bisect (lo fails, hi compiles)
+        mid = (lo + hi) // 2 // 4 * 4
+        if mid <= lo:
+            break
+        e = fails(mid)
+        if e is None:
+            hi = mid
+        else:
+            lo = max(mid, up4(e.needs) - 4) if isinstance(e, L1BudgetError) else mid
+    return hi, None
 
 
 def cmd_board(args: argparse.Namespace) -> int:

@@ -105,9 +105,14 @@ def build_and_run(project_dir: Path, on: str = "host", target: str = "pulp-open"
     from deeploy_mlir import progress
 
     progress.stage(f"C build (make {build})")
-    r = subprocess.run(
-        ["make", "-s", "-C", str(project_dir), build], capture_output=True, text=True
-    )
+    from deeploy_mlir.cli.host_build import build_host
+
+    if on == "host" and build_host(project_dir):  # the runtime's objects from the cache
+        r = subprocess.CompletedProcess([], 0, "", "")
+    else:
+        r = subprocess.run(
+            ["make", "-s", "-C", str(project_dir), build], capture_output=True, text=True
+        )
     if r.returncode != 0:
         lines = (r.stdout + r.stderr).splitlines()
         first = next((ln.strip() for ln in lines if "error" in ln), lines[-1] if lines else "")

@@ -179,34 +179,40 @@ def check_graph(g: onnx.GraphProto, source: str) -> None:
         entry = entry_of(n)
         optional = entry is not None and entry.optional_outputs
         if not any(n.output) and not optional:
-            raise DeeployError(f"{label}: has no outputs")
+            raise DeeployError(f"{source}: {label}: has no outputs")
         for out in n.output:
             if not out:
                 continue
             if out in writer:
-                raise DeeployError(f"{label}: output '{out}' is also written by {writer[out]}")
+                raise DeeployError(
+                    f"{source}: {label}: output '{out}' is also written by {writer[out]}"
+                )
             if out in inputs:
-                raise DeeployError(f"{label}: output '{out}' is a graph input")
+                raise DeeployError(f"{source}: {label}: output '{out}' is a graph input")
             if out in inits:
-                raise DeeployError(f"{label}: output '{out}' is an initializer")
+                raise DeeployError(f"{source}: {label}: output '{out}' is an initializer")
             writer[out] = label
 
 
-def check_supported(models: Sequence[onnx.ModelProto], source: str) -> None:
-    """Every node has a handler; else one error listing every unsupported op."""
-    missing: dict[str, list[str]] = {}
-    for m in models:
+def check_supported(models: Sequence[tuple[onnx.ModelProto, str]]) -> None:
+    """Every node has a handler; else one error listing every unsupported op,
+    after the file that holds it: `models` are (model, its file) pairs."""
+    clauses: list[str] = []
+    for m, source in models:
+        missing: dict[str, list[str]] = {}
         for n in m.graph.node:
             dom = domain_of(n)
             if (dom, n.op_type) not in REGISTRY:
                 key = f"{dom}:{n.op_type}" if dom else n.op_type
                 missing.setdefault(key, []).append(n.name or next(iter(n.output), "?"))
-    if missing:
-        parts = [f"{k} (nodes: {', '.join(v)})" for k, v in sorted(missing.items())]
-        raise DeeployError(f"{source}: unsupported ONNX ops: {'; '.join(parts)}")
+        if missing:
+            parts = [f"{k} (nodes: {', '.join(v)})" for k, v in sorted(missing.items())]
+            clauses.append(f"{source}: unsupported ONNX ops: {'; '.join(parts)}")
+    if clauses:
+        raise DeeployError("; ".join(clauses))
 
 
-def check_attributes(model: onnx.ModelProto) -> None:
+def check_attributes(model: onnx.ModelProto, source: str) -> None:
     """Attribute types as the op's schema gives them, and finite floats
     (after check_supported: every node is registered)."""
     opset = default_opset(model)
@@ -216,7 +222,7 @@ def check_attributes(model: onnx.ModelProto) -> None:
             want = types.get(a.name)
             if want is not None and a.type != want:
                 raise DeeployError(
-                    f"{node_label(n, i)}: attribute '{a.name}' must be "
+                    f"{source}: {node_label(n, i)}: attribute '{a.name}' must be "
                     f"{_attr_name(want)}, got {_attr_name(a.type)}"
                 )
             floats = [a.f] if a.type == onnx.AttributeProto.FLOAT else []
@@ -224,7 +230,7 @@ def check_attributes(model: onnx.ModelProto) -> None:
                 floats = list(a.floats)
             if not all(np.isfinite(floats)):
                 raise DeeployError(
-                    f"{node_label(n, i)}: attribute '{a.name}' must be finite, got "
+                    f"{source}: {node_label(n, i)}: attribute '{a.name}' must be finite, got "
                     f"{[float(f) for f in floats] if len(floats) > 1 else float(floats[0])}"
                 )
 

@@ -100,15 +100,15 @@ def import_model(path: str | Path, params_file: str | Path | None = None) -> Imp
     checkpoint = load_checkpoint(ckpt) if given is None and ckpt.is_file() else None
     im = Importer(train, opt, given if given is not None else checkpoint, str(train_path))
     im.params_file = str(params_file) if given is not None else None
-    return _run(im)
+    return _run(im, str(opt_path))
 
 
-def _run(im: Importer) -> ImportedModel:
+def _run(im: Importer, opt_source: str) -> ImportedModel:
     g = im.train.graph
     check_opset(im.train, im.source)
     check_graph(g, im.source)
-    check_supported([im.train] + ([im.opt] if im.opt else []), im.source)
-    check_attributes(im.train)
+    check_supported([(im.train, im.source)] + ([(im.opt, opt_source)] if im.opt else []))
+    check_attributes(im.train, im.source)
     im.inits = {t.name: read_initializer(t, im.source) for t in g.initializer}
     for vi in [*g.value_info, *g.output]:
         dims = vi.type.tensor_type.shape.dim
@@ -246,17 +246,22 @@ def _function(
         im.arg_index[a.name] = i
     im.builder = Builder(InsertPoint.at_end(block))
     for node in nodes:
-        if any(fold(im, node) for fold in FOLDERS):
-            continue
         try:
+            if any(fold(im, node) for fold in FOLDERS):
+                continue
             REGISTRY[(domain_of(node), node.op_type)].handler(im, node)
+        except DeeployError as e:
+            if not str(e).startswith("node '"):
+                raise
+            # a node's error names the file that holds the node
+            raise DeeployError(f"{im.source}: {e}") from None
         except (ValueError, TypeError, IndexError, KeyError, OverflowError) as e:
             # a hostile graph the handler's own checks did not foresee: name the node
             if os.environ.get("DEEPLOY_MLIR_DEBUG"):
                 raise
             msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
             raise DeeployError(
-                f"{node_label(node)}: cannot import it ({type(e).__name__}: {msg})"
+                f"{im.source}: {node_label(node)}: cannot import it ({type(e).__name__}: {msg})"
             ) from None
     if name == "training_step":
         _graph_outputs(im)

@@ -21,7 +21,7 @@ from typing import Literal
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from deeploy_mlir.dialects import training as T
-from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.errors import DeeployError, L1BudgetError
 from deeploy_mlir.targets.boards import Board
 from deeploy_mlir.tiling.model import (
     CostModel,
@@ -199,9 +199,10 @@ class Selector:
         if self.solver == "untiled":
             need = footprint(dims, ops, self.buffers)
             if need > self.l1:
-                raise DeeployError(
+                raise L1BudgetError(
                     f"{where} ({o.name}) needs {need} bytes of L1 untiled; the L1 budget is "
-                    f"{self.l1} bytes{self._stacks_note()}"
+                    f"{self.l1} bytes{self._stacks_note()}",
+                    need,
                 )
             return dims, ""
         hs = halos(o, dims)
@@ -209,10 +210,11 @@ class Selector:
         if need > self.l1:
             spatial = ", spatial ones with their halos" if space.tiled_windows() else ""
             acc = ", accumulating over the reduction" if space.accumulate else ""
-            raise DeeployError(
+            raise L1BudgetError(
                 f"{where} ({o.name}) needs at least {need} bytes of L1 (smallest tiles"
                 f"{spatial}{acc}, {self.buffers} buffer(s)); the L1 budget is {self.l1} bytes"
-                f"{self._stacks_note()}"
+                f"{self._stacks_note()}",
+                need,
             )
         model = self.model
         if self.kernels is not None:

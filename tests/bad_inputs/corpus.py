@@ -250,6 +250,7 @@ for i, shape in enumerate([[70000, 70000], [1 << 30, 4], [2, 1 << 31]]):
 case(
     "huge_intermediate",
     LOWER,
+    "{d}/m.onnx: "
     "node 'g0' (Gemm): a result of shape [65536, 65536] is larger than the 4 GiB a 32-bit "
     "target addresses",
     save(
@@ -278,27 +279,28 @@ def two(op: str, sa, sb, domain: str = "", name: str = "n0", **attrs) -> Writer:
 case(
     "gemm_inner",
     LOWER,
-    "node 'n0' (Gemm): inner dimensions differ: A gives K=3 (trans_a=0) "
+    "{d}/m.onnx: node 'n0' (Gemm): inner dimensions differ: A gives K=3 (trans_a=0) "
     "but B gives K=4 (trans_b=0)",
     two("Gemm", [2, 3], [4, 5]),
 )
 case(
     "gemm_inner_transposed",
     LOWER,
-    "node 'n0' (Gemm): inner dimensions differ: A gives K=2 "
+    "{d}/m.onnx: node 'n0' (Gemm): inner dimensions differ: A gives K=2 "
     "(trans_a=1) but B gives K=5 (trans_b=1)",
     two("Gemm", [2, 3], [4, 5], transA=1, transB=1),
 )
 case(
     "gemm_rank",
     LOWER,
+    "{d}/m.onnx: "
     "node 'n0' (Gemm): A and B must have rank 2 or more (batch dims, then a matrix), got 4 and 4x5",
     two("Gemm", [4], [4, 5]),
 )
 case(
     "gemm_bias",
     LOWER,
-    "node 'n0' (Gemm): bias C of shape 7 does not broadcast to the result 2x5",
+    "{d}/m.onnx: node 'n0' (Gemm): bias C of shape 7 does not broadcast to the result 2x5",
     save(
         model(
             [helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="n0")],
@@ -310,25 +312,26 @@ case(
 case(
     "matmul_inner",
     LOWER,
-    "node 'n0' (MatMul): inner dimensions differ: A gives K=3 "
+    "{d}/m.onnx: node 'n0' (MatMul): inner dimensions differ: A gives K=3 "
     "(trans_a=0) but B gives K=2 (trans_b=0)",
     two("MatMul", [2, 3], [2, 3]),
 )
 case(
     "matmul_rank1",
     LOWER,
-    "node 'n0' (MatMul): MatMul of rank-1 operands is not supported, got ranks [1, 2]",
+    "{d}/m.onnx: node 'n0' (MatMul): MatMul of rank-1 operands is not supported, got ranks [1, 2]",
     two("MatMul", [3], [3, 2]),
 )
 case(
     "matmul_batch_dims",
     LOWER,
-    "node 'n0' (MatMul): the batch dims of A (2) and B (3) do not broadcast together",
+    "{d}/m.onnx: node 'n0' (MatMul): the batch dims of A (2) and B (3) do not broadcast together",
     two("MatMul", [2, 3, 4], [3, 4, 5]),
 )
 case(
     "matmul_batched_inner",
     LOWER,
+    "{d}/m.onnx: "
     "node 'n0' (MatMul): inner dimensions differ: A gives K=4 (trans_a=0) but B gives K=5 "
     "(trans_b=0)",
     two("MatMul", [2, 3, 4], [5, 6]),
@@ -336,7 +339,7 @@ case(
 case(
     "gemm_batched_bias",
     LOWER,
-    "node 'n0' (Gemm): bias C of shape 4 does not broadcast to the result 2x3x5",
+    "{d}/m.onnx: node 'n0' (Gemm): bias C of shape 4 does not broadcast to the result 2x3x5",
     lambda d: onnx.save(
         model(
             [helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="n0")],
@@ -350,55 +353,58 @@ for op in ("Add", "Sub", "Mul", "Div", "Pow"):
     case(
         f"{op.lower()}_broadcast",
         LOWER,
-        f"node 'n0' ({op}): shapes 3x4 and 5 do not broadcast together",
+        f"{{d}}/m.onnx: node 'n0' ({op}): shapes 3x4 and 5 do not broadcast together",
         two(op, [3, 4], [5]),
     )
 case(
     "relu_grad_shapes",
     LOWER,
-    "node 'n0' (ReluGrad): gradient dY (3) and X (4) must have the same shape",
+    "{d}/m.onnx: node 'n0' (ReluGrad): gradient dY (3) and X (4) must have the same shape",
     two("ReluGrad", [3], [4], domain="com.microsoft"),
 )
 case(
     "sce_labels_shape",
     LOWER,
+    "{d}/m.onnx: "
     "node 'n0' (SoftmaxCrossEntropyLoss): labels must have shape 2 (one per batch row), got 3",
     sce([2, 5], [3]),
 )
 case(
     "sce_labels_float",
     LOWER,
-    "node 'n0' (SoftmaxCrossEntropyLoss): labels must have i64 elements, got f32",
+    "{d}/m.onnx: node 'n0' (SoftmaxCrossEntropyLoss): labels must have i64 elements, got f32",
     sce([2, 5], [2], label_type=TensorProto.FLOAT),
 )
 case(
     "sce_rank3",
     LOWER,
+    "{d}/m.onnx: "
     "node 'n0' (SoftmaxCrossEntropyLoss): scores must be rank 2 [batch, classes], got 2x5x3",
     sce([2, 5, 3], [2]),
 )
 case(
     "sce_reduction_none",
     LOWER,
+    "{d}/m.onnx: "
     "node 'n0' (SoftmaxCrossEntropyLoss): reduction 'none' is not supported (mean, sum)",
     sce([2, 5], [2], loss=[2], reduction="none"),
 )
 case(
     "sce_ignore_index",
     LOWER,
-    "node 'n0' (SoftmaxCrossEntropyLoss): ignore_index is not supported",
+    "{d}/m.onnx: node 'n0' (SoftmaxCrossEntropyLoss): ignore_index is not supported",
     sce([2, 5], [2], ignore_index=0),
 )
 case(
     "sce_weights",
     LOWER,
-    "node 'n0' (SoftmaxCrossEntropyLoss): class weights are not supported",
+    "{d}/m.onnx: node 'n0' (SoftmaxCrossEntropyLoss): class weights are not supported",
     sce([2, 5], [2], weights=[5]),
 )
 case(
     "sce_grad_dy_vector",
     LOWER,
-    "node 'n0' (SoftmaxCrossEntropyLossGrad): upstream gradient "
+    "{d}/m.onnx: node 'n0' (SoftmaxCrossEntropyLossGrad): upstream gradient "
     "dY must be a scalar (the loss is reduced), got 2",
     save(
         model(
@@ -419,7 +425,7 @@ case(
 case(
     "reduce_axes_range",
     LOWER,
-    "node 'n0' (ReduceSum): axes [2] out of range for rank 2",
+    "{d}/m.onnx: node 'n0' (ReduceSum): axes [2] out of range for rank 2",
     save(
         model(
             [helper.make_node("ReduceSum", ["a", "ax"], ["y"], name="n0")],
@@ -432,7 +438,7 @@ case(
 case(
     "reduce_axes_not_constant",
     LOWER,
-    "node 'n0' (ReduceSum): input 'ax' must be a constant (an initializer)",
+    "{d}/m.onnx: node 'n0' (ReduceSum): input 'ax' must be a constant (an initializer)",
     save(
         model(
             [helper.make_node("ReduceSum", ["a", "ax"], ["y"], name="n0")],
@@ -444,6 +450,7 @@ case(
 case(
     "accumulate_not_input",
     LOWER,
+    "{d}/m.onnx: "
     "node 'n0' (InPlaceAccumulatorV2): the accumulation buffer 't' must be a graph input",
     save(
         model(
@@ -465,7 +472,7 @@ case(
 case(
     "accumulate_no_reset",
     LOWER,
-    "node 'n0' (InPlaceAccumulatorV2): the lazy_reset_grad input is required",
+    "{d}/m.onnx: node 'n0' (InPlaceAccumulatorV2): the lazy_reset_grad input is required",
     save(
         model(
             [
@@ -481,6 +488,7 @@ case(
 case(
     "accumulate_shapes",
     LOWER,
+    "{d}/m.onnx: "
     "node 'n0' (InPlaceAccumulatorV2): buffer (3) and gradient (4) must have the same shape",
     save(
         model(
@@ -501,13 +509,13 @@ case(
 case(
     "sgd_no_lr",
     LOWER,
-    "node 'n0' (SGD): SGD needs an 'lr' attribute",
+    "{d}/m.onnx: node 'n0' (SGD): SGD needs an 'lr' attribute",
     sgd(np.zeros(3, np.float32), name="n0"),
 )
 case(
     "sgd_not_parameter",
     LOWER,
-    "node 'n0' (SGD): the updated weight 't' must be a parameter",
+    "{d}/m.onnx: node 'n0' (SGD): the updated weight 't' must be a parameter",
     save(
         model(
             [
@@ -522,13 +530,13 @@ case(
 case(
     "sgd_shapes",
     LOWER,
-    "node 'n0' (SGD): weight (3) and gradient (4) must have the same shape",
+    "{d}/m.onnx: node 'n0' (SGD): weight (3) and gradient (4) must have the same shape",
     sgd(np.zeros(3, np.float32), g=4, name="n0", lr=0.1),
 )
 case(
     "undefined_input",
     LOWER,
-    "node 'n0' (Relu): input 'ghost' is not defined before use",
+    "{d}/m.onnx: node 'n0' (Relu): input 'ghost' is not defined before use",
     save(
         model(
             [helper.make_node("Relu", ["ghost"], ["y"], name="n0")], [vi("x", [2])], [vi("y", [2])]
@@ -562,18 +570,19 @@ for op, dom in [
 case(
     "conv_missing_weight",
     LOWER,
-    "node 'conv0' (Conv): input #1 is missing (Conv needs it)",
+    "{d}/m.onnx: node 'conv0' (Conv): input #1 is missing (Conv needs it)",
     save(unary("Conv")),
 )
 case(
     "convgrad_missing_input",
     LOWER,
-    "node 'convgrad0' (ConvGrad): input #1 is missing (ConvGrad needs it)",
+    "{d}/m.onnx: node 'convgrad0' (ConvGrad): input #1 is missing (ConvGrad needs it)",
     save(unary("ConvGrad", "com.microsoft")),
 )
 case(
     "maxpool_rank2",
     LOWER,
+    "{d}/m.onnx: "
     "node 'maxpool0' (MaxPool): only 2-D MaxPool is supported: X must be rank 4 (NCHW), got "
     "shape [2, 3]",
     save(unary("MaxPool", kernel_shape=[2, 2])),
@@ -581,7 +590,7 @@ case(
 case(
     "reshape_missing_shape",
     LOWER,
-    "node 'reshape0' (Reshape): input #1 is missing (Reshape needs it)",
+    "{d}/m.onnx: node 'reshape0' (Reshape): input #1 is missing (Reshape needs it)",
     save(unary("Reshape")),
 )
 case(
@@ -619,7 +628,7 @@ case(
 case(
     "nan_constant",
     LOWER,
-    "node 'y' (Add): input 'k': a constant (initializer) holds NaN or Inf",
+    "{d}/m.onnx: node 'y' (Add): input 'k': a constant (initializer) holds NaN or Inf",
     save(
         model(
             [helper.make_node("Add", ["x", "k"], ["y"])],
@@ -1175,11 +1184,11 @@ for name, op, shape, dom, n_in, attrs, err in [
         "expects (dY, X, scale, Mean, InvStdDev) or Deeploy's (dY, X, scale, bias), got 2 inputs",
     ),
 ]:
-    case(name, LOWER, f"node 'n0' ({op}): {err}", one(op, shape, dom, n_in, **attrs))
+    case(name, LOWER, f"{{d}}/m.onnx: node 'n0' ({op}): {err}", one(op, shape, dom, n_in, **attrs))
 case(
     "squeeze_wide_axis",
     LOWER,
-    "node 'n0' (Squeeze): cannot squeeze axis 1 of size 3 (input shape [2, 3])",
+    "{d}/m.onnx: node 'n0' (Squeeze): cannot squeeze axis 1 of size 3 (input shape [2, 3])",
     lambda d: onnx.save(
         model(
             [helper.make_node("Squeeze", ["x", "ax"], ["y"], name="n0")],
@@ -1193,6 +1202,7 @@ case(
 case(
     "layer_norm_scale_shape",
     LOWER,
+    "{d}/m.onnx: "
     "node 'n0' (LayerNormalization): scale must have the normalized shape 4 (X's dims from "
     "axis 1), got 3",
     lambda d: onnx.save(
@@ -1207,7 +1217,7 @@ case(
 case(
     "layer_norm_grad_dscale_without_stats",
     LOWER,
-    "node 'n0' (LayerNormalizationGrad): dScale and dBias need the forward's Mean and "
+    "{d}/m.onnx: node 'n0' (LayerNormalizationGrad): dScale and dBias need the forward's Mean and "
     "InvStdDev as inputs #3 and #4",
     lambda d: onnx.save(
         model(
@@ -1653,12 +1663,13 @@ case(
 case(
     "init_int32_constant",
     LOWER,
-    "node 'n0' (Add): input 'k': constant of dtype int32 is not supported",
+    "{d}/m.onnx: node 'n0' (Add): input 'k': constant of dtype int32 is not supported",
     _with_init(init("k", np.ones((5, 4), np.int32))),
 )
 case(
     "init_double_beyond_float32",
     LOWER,
+    "{d}/m.onnx: "
     "node 'n0' (Add): input 'k': a constant (initializer) holds values beyond float32's range",
     _with_init(init("k", np.full((5, 4), 1e300))),
 )
@@ -1689,19 +1700,19 @@ case(
 case(
     "two_nodes_write_one_tensor",
     LOWER,
-    "node 'b' (Relu): output 'y' is also written by node 'a' (Relu)",
+    "{d}/m.onnx: node 'b' (Relu): output 'y' is also written by node 'a' (Relu)",
     _graph([helper.make_node("Relu", ["x"], ["y"], name=n) for n in ("a", "b")]),
 )
 case(
     "node_writes_graph_input",
     LOWER,
-    "node 'a' (Relu): output 'x' is a graph input",
+    "{d}/m.onnx: node 'a' (Relu): output 'x' is a graph input",
     _graph([helper.make_node("Relu", ["x"], ["x"], name="a")], outputs=[vi("x", [2])]),
 )
 case(
     "node_writes_initializer",
     LOWER,
-    "node 'a' (Relu): output 'k' is an initializer",
+    "{d}/m.onnx: node 'a' (Relu): output 'k' is an initializer",
     _graph(
         [helper.make_node("Relu", ["x"], ["k"], name="a")],
         outputs=[vi("k", [2])],
@@ -1732,13 +1743,13 @@ case(
 case(
     "node_without_outputs",
     LOWER,
-    "node 'r' (Relu): has no outputs",
+    "{d}/m.onnx: node 'r' (Relu): has no outputs",
     _graph([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Relu", ["x"], [], name="r")]),
 )
 case(
     "unnamed_node_without_outputs",
     LOWER,
-    "node '#1' (Relu): has no outputs",
+    "{d}/m.onnx: node '#1' (Relu): has no outputs",
     _graph([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Relu", ["x"], [""])]),
 )
 case(
@@ -1846,7 +1857,7 @@ for name, node, inputs, err in [
             helper.make_node("Gemm", ["a", "b"], ["y"], name="n0"), _attr("transA", 1.0, AP.FLOAT)
         ),
         [vi("a", [2, 3]), vi("b", [3, 4])],
-        "node 'n0' (Gemm): attribute 'transA' must be INT, got FLOAT",
+        "{d}/m.onnx: node 'n0' (Gemm): attribute 'transA' must be INT, got FLOAT",
     ),
     (
         "gemm_alpha_string",
@@ -1854,13 +1865,13 @@ for name, node, inputs, err in [
             helper.make_node("Gemm", ["a", "b"], ["y"], name="n0"), _attr("alpha", b"2", AP.STRING)
         ),
         [vi("a", [2, 3]), vi("b", [3, 4])],
-        "node 'n0' (Gemm): attribute 'alpha' must be FLOAT, got STRING",
+        "{d}/m.onnx: node 'n0' (Gemm): attribute 'alpha' must be FLOAT, got STRING",
     ),
     (
         "gemm_alpha_inf",
         helper.make_node("Gemm", ["a", "b"], ["y"], name="n0", alpha=float("inf")),
         [vi("a", [2, 3]), vi("b", [3, 4])],
-        "node 'n0' (Gemm): attribute 'alpha' must be finite, got inf",
+        "{d}/m.onnx: node 'n0' (Gemm): attribute 'alpha' must be finite, got inf",
     ),
     (
         "softmax_axis_string",
@@ -1868,13 +1879,13 @@ for name, node, inputs, err in [
             helper.make_node("Softmax", ["a"], ["y"], name="n0"), _attr("axis", b"1", AP.STRING)
         ),
         [vi("a", [2, 3])],
-        "node 'n0' (Softmax): attribute 'axis' must be INT, got STRING",
+        "{d}/m.onnx: node 'n0' (Softmax): attribute 'axis' must be INT, got STRING",
     ),
     (
         "layer_norm_epsilon_nan",
         helper.make_node("LayerNormalization", ["a", "s"], ["y"], name="n0", epsilon=float("nan")),
         [vi("a", [2, 3]), vi("s", [3])],
-        "node 'n0' (LayerNormalization): attribute 'epsilon' must be finite, got nan",
+        "{d}/m.onnx: node 'n0' (LayerNormalization): attribute 'epsilon' must be finite, got nan",
     ),
     (
         "conv_strides_floats",
@@ -1883,7 +1894,7 @@ for name, node, inputs, err in [
             _attr("strides", [1.0, 1.0], AP.FLOATS),
         ),
         [vi("a", [1, 1, 4, 4]), vi("w", [1, 1, 3, 3])],
-        "node 'n0' (Conv): attribute 'strides' must be INTS, got FLOATS",
+        "{d}/m.onnx: node 'n0' (Conv): attribute 'strides' must be INTS, got FLOATS",
     ),
     (
         "sgd_lr_string",
@@ -1891,13 +1902,13 @@ for name, node, inputs, err in [
             helper.make_node("SGD", ["a", "b"], ["y"], name="n0"), _attr("lr", b"0.1", AP.STRING)
         ),
         [vi("a", [2]), vi("b", [2])],
-        "node 'n0' (SGD): attribute 'lr' must be FLOAT, got STRING",
+        "{d}/m.onnx: node 'n0' (SGD): attribute 'lr' must be FLOAT, got STRING",
     ),
     (
         "sgd_lr_inf",
         helper.make_node("SGD", ["a", "b"], ["y"], name="n0", lr=float("inf")),
         [vi("a", [2]), vi("b", [2])],
-        "node 'n0' (SGD): attribute 'lr' must be finite, got inf",
+        "{d}/m.onnx: node 'n0' (SGD): attribute 'lr' must be finite, got inf",
     ),
     (
         "sce_grad_reduction_int",
@@ -1908,6 +1919,7 @@ for name, node, inputs, err in [
             _attr("reduction", 1, AP.INT),
         ),
         [vi("a", [2, 3]), vi("l", [2], TensorProto.INT64)],
+        "{d}/m.onnx: "
         "node 'n0' (SoftmaxCrossEntropyLossGrad): attribute 'reduction' must be STRING, got INT",
     ),
 ]:
@@ -1916,7 +1928,7 @@ for name, lr in (("negative", -0.1), ("zero", 0.0)):
     case(
         f"sgd_lr_{name}",
         LOWER,
-        f"node 'n0' (SGD): lr must be positive, got {lr:g}",
+        f"{{d}}/m.onnx: node 'n0' (SGD): lr must be positive, got {lr:g}",
         sgd(np.zeros(3, np.float32), name="n0", lr=lr),
     )
 
