@@ -59,6 +59,12 @@ FAMILY: dict[str, str] = {
     "training.gelu": "loss",
     "training.gelu_grad": "loss",
     "training.sgd": "optimizer",
+    "training.compare": "elementwise",
+    "training.logical": "elementwise",
+    "training.not": "elementwise",
+    "training.where": "elementwise",
+    "training.cast": "elementwise",
+    "training.clip": "elementwise",
 }
 
 

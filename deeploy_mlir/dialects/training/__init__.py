@@ -156,6 +156,39 @@ from deeploy_mlir.dialects.training.interfaces import (
 from deeploy_mlir.dialects.training.interfaces import (
     StateUpdate as StateUpdate,
 )
+from deeploy_mlir.dialects.training.logic import (
+    CAST_PAIRS as CAST_PAIRS,
+)
+from deeploy_mlir.dialects.training.logic import (
+    COMPARE_KINDS as COMPARE_KINDS,
+)
+from deeploy_mlir.dialects.training.logic import (
+    LOGICAL_KINDS as LOGICAL_KINDS,
+)
+from deeploy_mlir.dialects.training.logic import (
+    CastOp as CastOp,
+)
+from deeploy_mlir.dialects.training.logic import (
+    ClipOp as ClipOp,
+)
+from deeploy_mlir.dialects.training.logic import (
+    CompareOp as CompareOp,
+)
+from deeploy_mlir.dialects.training.logic import (
+    LogicalOp as LogicalOp,
+)
+from deeploy_mlir.dialects.training.logic import (
+    NotOp as NotOp,
+)
+from deeploy_mlir.dialects.training.logic import (
+    WhereOp as WhereOp,
+)
+from deeploy_mlir.dialects.training.logic import (
+    elem_name as elem_name,
+)
+from deeploy_mlir.dialects.training.logic import (
+    float_of as float_of,
+)
 from deeploy_mlir.dialects.training.memory import (
     MEMORY_LEVELS as MEMORY_LEVELS,
 )
@@ -448,6 +481,12 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
     GeluOp,
     GeluGradOp,
     TransposeOp,
+    CompareOp,
+    LogicalOp,
+    NotOp,
+    WhereOp,
+    CastOp,
+    ClipOp,
 )
 
 Training = Dialect(

@@ -9,10 +9,11 @@ from deeploy_mlir.frontend.ops import (
     conv,
     elementwise,
     linalg,
+    logic,
     loss,
     optimizer,
     shape,
     transformer,
 )
 
-FAMILIES = (elementwise, linalg, loss, optimizer, conv, shape, transformer)
+FAMILIES = (elementwise, linalg, loss, optimizer, conv, shape, transformer, logic)
