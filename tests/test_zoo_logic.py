@@ -382,7 +382,8 @@ def test_one_hot_by_hand(tmp_path: Path) -> None:
     )
     onnx.save(m, tmp_path / "m.onnx")
     imported = import_model(tmp_path / "m.onnx")
-    outs = TrainingSession(imported.module, {}).call("training_step", {"idx": np.array([0, 2, -1, 5])})
+    feeds = {"idx": np.array([0, 2, -1, 5])}
+    outs = TrainingSession(imported.module, {}).call("training_step", feeds)
     want = np.array([[3, -1, -1, -1], [-1, -1, -1, -1], [-1, 3, 3, -1]], np.float32)
     np.testing.assert_array_equal(outs["y"], want)
 
@@ -415,8 +416,8 @@ def test_refusals_are_one_line(tmp_path: Path, case: str, message: str) -> None:
         p = _one_node(tmp_path, n("Clip", ["x", "lo"], ["y"]),
                       [vi("x", [2]), vi("lo", [])], [vi("y", [2])])  # fmt: skip
     elif case == "where_int":
-        p = _one_node(tmp_path, n("Where", ["c", "a", "a"], ["y"]),
-                      [vi("c", [2], TensorProto.BOOL), vi("a", [2], i64)], [vi("y", [2], i64)])  # fmt: skip
+        ins = [vi("c", [2], TensorProto.BOOL), vi("a", [2], i64)]
+        p = _one_node(tmp_path, n("Where", ["c", "a", "a"], ["y"]), ins, [vi("y", [2], i64)])
     else:
         p = _one_node(tmp_path, n("Less", ["a", "a"], ["y"]),
                       [vi("a", [2], i64)], [vi("y", [2], TensorProto.BOOL)])  # fmt: skip

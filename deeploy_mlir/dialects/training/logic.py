@@ -16,10 +16,9 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerType,
     StringAttr,
-    TypeAttribute,
     i1,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, TypeAttribute
 from xdsl.irdl import irdl_op_definition, prop_def
 from xdsl.utils.exceptions import VerifyException
 
@@ -45,7 +44,7 @@ CAST_PAIRS = (("i1", "f32"), ("f32", "i1"), ("i64", "f32"), ("f32", "i64"))
 
 
 def elem_name(e: Attribute) -> str:
-    """"f32", "i1", "i64" or the type's text."""
+    """ "f32", "i1", "i64" or the type's text."""
     if isinstance(e, Float32Type):
         return "f32"
     if isinstance(e, IntegerType):

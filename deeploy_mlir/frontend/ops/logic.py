@@ -93,7 +93,8 @@ def cast_to(im: Importer, node: onnx.NodeProto, x: SSAValue, to: Attribute) -> S
 def cast(im: Importer, node: onnx.NodeProto) -> None:
     to = int(attrs(node).get("to", 0))
     if to not in _CAST_TO:
-        name = onnx.TensorProto.DataType.Name(to) if to in onnx.TensorProto.DataType.values() else to
+        known = to in onnx.TensorProto.DataType.values()
+        name = onnx.TensorProto.DataType.Name(to) if known else to
         raise DeeployError(
             f"{node_label(node)}: Cast to {name} is not supported (FLOAT, BOOL and INT64 are)"
         )
@@ -142,7 +143,9 @@ def one_hot(im: Importer, node: onnx.NodeProto) -> None:
         raise DeeployError(f"{node_label(node)}: indices must be int64 or float, got {_elem(idx)}")
     depth_v = im.static_ints(node, 1) if _is_int_const(im, node, 1) else _float_ints(im, node)
     if len(depth_v) != 1 or not 0 < depth_v[0] < _EXACT:
-        raise DeeployError(f"{node_label(node)}: depth must be one integer in 1..2^24, got {depth_v}")
+        raise DeeployError(
+            f"{node_label(node)}: depth must be one integer in 1..2^24, got {depth_v}"
+        )
     depth = depth_v[0]
     values = _constant(im, node, 2, "values")
     if values.size != 2 or values.dtype.type not in (np.float32, np.float64, np.int64):
@@ -184,7 +187,9 @@ def one_hot(im: Importer, node: onnx.NodeProto) -> None:
 def _constant(im: Importer, node: onnx.NodeProto, i: int, what: str) -> np.ndarray:
     name = im.input_name(node, i)
     if name not in im.inits:
-        raise DeeployError(f"{node_label(node)}: {what} '{name}' must be a constant (an initializer)")
+        raise DeeployError(
+            f"{node_label(node)}: {what} '{name}' must be a constant (an initializer)"
+        )
     return np.asarray(im.inits[name])
 
 
