@@ -258,34 +258,31 @@ def test_hand_built_graph_trains_like_torch(
         assert f"pi_cl_team_fork(NUM_CORES, {kernel}, &args)" in c, kernel
     assert "(uint8_t *)" in c and "DM_CMP_LESS_EQUAL" in c and "DM_LOGIC_XOR" in c
     assert "DM_CAST_I64_TO_F32" in c and "DM_CAST_F32_TO_U8" in c
-    if mode != "untiled":
-        assert "pi_cl_dma_cmd" in c
+    if mode != "untiled":  # a compare writes a bool tile in L1, moved by DMA
+        assert ".Y = ((uint8_t *)(dm_arena_L1" in c and "pi_cl_dma_cmd" in c
 
 
-def test_hand_built_graph_plans_bool_and_int64_by_their_size(
-    hand: tuple[Path, Path, dict],
-) -> None:
-    """After bufferization and arena planning, every bool buffer takes one
-    byte per element and every int64 one eight, in the plan and in the
-    kernel calls' shapes."""
+def test_hand_built_graph_tiles_bool_and_int64(hand: tuple[Path, Path, dict]) -> None:
+    """Through the tiled pipeline (4 KiB of L1, double buffering): the
+    compares write i1 tiles in L1, and DMA copies move i1 and i64 tiles
+    (labels, masks) between L2 and L1, each copy's memrefs of one element
+    type."""
+    from deeploy_mlir.dialects import dma
+
     m = import_model(hand[0]).module
     ctx = make_context()
     for p in pipeline(CompileConfig(l1=4096, buffering="double")):
         p.apply(ctx, m)
     m.verify()
-    elems = {T.elem_name(T.elem_of(v.type)) for op in m.walk() if isinstance(op, T.CompareOp)
-             for v in op.outs}  # fmt: skip
-    assert elems == {"i1"}
-    from deeploy_mlir.memory.buffers import nbytes
-
-    views = [op for op in m.walk() if isinstance(op, T.ArenaViewOp)]
-    sizes = {(T.elem_name(T.elem_of(v.result.type)), nbytes(v.result.type)) for v in views}
-    for elem, size in sizes:
-        shape = [s for e, s in sizes if e == elem]
-        assert shape
-        per = {"i1": 1, "i64": 8, "f32": 4}[elem]
-        assert size % per == 0
-    assert any(e == "i1" for e, _ in sizes) and any(e == "i64" for e, _ in sizes)
+    outs = [op.outs[0].type for op in m.walk() if isinstance(op, T.CompareOp)]
+    assert outs and all(T.is_int(t, 1) and T.memory_level(t) == "L1" for t in outs)
+    moved: set[str] = set()
+    for op in m.walk():
+        if isinstance(op, dma.CopyOp):
+            src, dst = T.elem_name(T.elem_of(op.src.type)), T.elem_name(T.elem_of(op.dst.type))
+            assert src == dst
+            moved.add(src)
+    assert {"i1", "i64", "f32"} <= moved
 
 
 # ------------------------------------------------------ translation validation
