@@ -422,3 +422,58 @@ def test_refusals_are_one_line(tmp_path: Path, case: str, message: str) -> None:
     assert r.code == 2, r.err
     assert message in r.err and len(r.err.strip().splitlines()) == 1, r.err
     assert "Traceback" not in r.err and not (tmp_path / "out").exists()
+
+
+def test_forward_ops_agree_with_onnxruntime(tmp_path: Path) -> None:
+    """A forward graph of the family's ops, ONNX's own corner cases included
+    (Clip without min, Clip with min > max, OneHot over axis 0 with negative
+    and out-of-range indices and float values, Where broadcasting all three
+    operands, casts int64 -> bool -> float and float -> int64), imported and
+    interpreted, against onnxruntime's inference of the same graph."""
+    import onnxruntime as ort
+
+    n = helper.make_node
+    nodes = [
+        n("Clip", ["x", "", "hi"], ["clip_nomin"]),
+        n("Clip", ["x", "two", "one"], ["clip_swapped"]),
+        n("OneHot", ["idx", "depth", "fvalues"], ["oh"], axis=0),
+        n("Greater", ["x", "row"], ["gt"]),
+        n("Equal", ["x", "one"], ["eq"]),
+        n("Xor", ["gt", "eq"], ["xo"]),
+        n("Not", ["xo"], ["nx"]),
+        n("Where", ["col_b", "x", "row"], ["wh"]),
+        n("Cast", ["idx"], ["idx_b"], to=TensorProto.BOOL),
+        n("Cast", ["idx_b"], ["idx_f"], to=TensorProto.FLOAT),
+        n("Cast", ["x"], ["x_i"], to=TensorProto.INT64),
+        n("Cast", ["nx"], ["nx_f"], to=TensorProto.FLOAT),
+    ]
+    outs = [
+        vi("clip_nomin", [3, 4]),
+        vi("clip_swapped", [3, 4]),
+        vi("oh", [3, 5]),
+        vi("wh", [3, 4]),
+        vi("idx_f", [5]),
+        vi("x_i", [3, 4], TensorProto.INT64),
+        vi("nx_f", [3, 4]),
+    ]
+    inits = [
+        init("hi", np.array(0.5, np.float32)),
+        init("one", np.array(1.0, np.float32)),
+        init("two", np.array(2.0, np.float32)),
+        init("depth", np.array(3, np.int64)),
+        init("fvalues", np.array([-0.25, 2.5], np.float32)),
+        init("row", np.array([[0.0, 1.0, -1.0, 0.5]], np.float32)),
+        init("col_b", np.array([[True], [False], [True]])),
+    ]
+    m = make_model(nodes, [vi("x", [3, 4]), vi("idx", [5], TensorProto.INT64)], outs, inits)
+    onnx.checker.check_model(m)
+    onnx.save(m, tmp_path / "m.onnx")
+    x = np.array(
+        [[-3.0, 1.0, 0.25, 7.5], [1.0, -0.5, -1.0, 2.0], [0.0, -2.7, 2.7, 0.5]], np.float32
+    )
+    feeds = {"x": x, "idx": np.array([0, 2, -1, 3, -4], np.int64)}
+    want = ort.InferenceSession(str(tmp_path / "m.onnx")).run(None, feeds)
+    got = TrainingSession(import_model(tmp_path / "m.onnx").module, {}).call("training_step", feeds)
+    for v, w in zip(outs, want, strict=True):
+        assert got[v.name].dtype == w.dtype, v.name
+        np.testing.assert_array_equal(got[v.name], w, err_msg=v.name)
