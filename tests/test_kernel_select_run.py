@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnitAttr,
     f32,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, BlockArgument, SSAValue
@@ -53,6 +54,46 @@ CASES: dict[str, tuple[type[T.TrainingComputeOp], list[np.ndarray], Outs, dict[s
         {"kind": StringAttr("sub")},
     ),
     "relu": (T.ReluOp, [rand(3, 5)], [((3, 5), np.float32)], {}),
+    # the logic family (issue 20): booleans are one byte
+    "compare_broadcast": (
+        T.CompareOp,
+        [np.round(rand(2, 1, 4)), np.round(rand(3, 1))],  # rounded: some equal
+        [((2, 3, 4), np.bool_)],
+        {"kind": StringAttr("less_equal")},
+    ),
+    "logical_xor_broadcast": (
+        T.LogicalOp,
+        [rand(2, 1, 4) > 0, rand(3, 1) > 0],
+        [((2, 3, 4), np.bool_)],
+        {"kind": StringAttr("xor")},
+    ),
+    "not": (T.NotOp, [rand(3, 5) > 0], [((3, 5), np.bool_)], {}),
+    "where_broadcast": (
+        T.WhereOp,
+        [rand(3, 1) > 0, rand(2, 1, 4), rand(1)],
+        [((2, 3, 4), np.float32)],
+        {},
+    ),
+    "cast_bool_to_f32": (T.CastOp, [rand(3, 5) > 0], [((3, 5), np.float32)], {"to": f32}),
+    "cast_f32_to_bool": (
+        T.CastOp,
+        [np.where(rand(3, 5) > 0, rand(3, 5), 0).astype(np.float32)],
+        [((3, 5), np.bool_)],
+        {"to": i1},
+    ),
+    "cast_i64_to_f32": (
+        T.CastOp,
+        [np.arange(-6, 6, dtype=np.int64)],
+        [((12,), np.float32)],
+        {"to": f32},
+    ),
+    "cast_f32_to_i64": (T.CastOp, [rand(12) * 9], [((12,), np.int64)], {"to": i64}),
+    "clip": (
+        T.ClipOp,
+        [rand(4, 6) * 3],
+        [((4, 6), np.float32)],
+        {"lo": FloatAttr(-0.5, f32), "hi": FloatAttr(1.5, f32)},
+    ),
     "gelu_grad": (T.GeluGradOp, [rand(2, 6), rand(2, 6)], [((2, 6), np.float32)], {}),
     "reshape": (T.ReshapeOp, [rand(3, 4)], [((12,), np.float32)], {}),
     "gemm_bias_trans": (
@@ -196,7 +237,7 @@ def test_selected_calls_compute_the_op(lib: KernelLib, name: str) -> None:
         lib.run(call.kernel, call_args(call, ptr))
     got = arrays[len(ins) :]
     for g, w in zip(got, want, strict=True):
-        if g.dtype == np.int64:
+        if g.dtype in (np.int64, np.bool_):
             np.testing.assert_array_equal(g, w)
         else:
             np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-5)

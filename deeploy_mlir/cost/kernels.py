@@ -66,6 +66,12 @@ FAMILY: dict[str, str] = {
     # expf: the loss family's throughput
     "training.unary": "loss",
     "training.unary_grad": "loss",
+    "training.compare": "elementwise",
+    "training.logical": "elementwise",
+    "training.not": "elementwise",
+    "training.where": "elementwise",
+    "training.cast": "elementwise",
+    "training.clip": "elementwise",
 }
 
 

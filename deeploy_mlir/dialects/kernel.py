@@ -162,6 +162,16 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
     "dm_unary_grad_args_t": _fields(
         "dY:float* Z:float* dX:float* size,op:uint32_t alpha,lo,hi:float"
     ),
+    # logic family (dm_kernels_ext.h; kernels/logic.py)
+    "dm_compare_args_t": _fields(
+        "A:void* B:void* Y:uint8_t* rank:uint32_t shape:uint32_t[4] a_strides:uint32_t[4] "
+        "b_strides:uint32_t[4] op:uint32_t"
+    ),
+    "dm_where_args_t": _fields(
+        "C:uint8_t* A:float* B:float* Y:float* rank:uint32_t shape:uint32_t[4] "
+        "c_strides:uint32_t[4] a_strides:uint32_t[4] b_strides:uint32_t[4]"
+    ),
+    "dm_cast_args_t": _fields("X:void* Y:void* size:uint32_t op:uint32_t"),
 }
 
 _UNARY_EXT_OPS = "SIGMOID TANH LEAKY_RELU CLIP ABS SIGN NEG LOG EXP SQRT RECIPROCAL QUICK_GELU"
@@ -173,6 +183,22 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "dm_reduction_e": ("DM_REDUCTION_MEAN", "DM_REDUCTION_SUM"),
     "dm_unary_ext_op_e": tuple(f"DM_UNARY_{k}" for k in _UNARY_EXT_OPS.split()),
     "dm_unary_grad_op_e": tuple(f"DM_UGRAD_{k}" for k in _UNARY_GRAD_OPS.split()),
+    "dm_compare_op_e": tuple(
+        f"DM_{k}"
+        for k in (
+            "CMP_GREATER",
+            "CMP_GREATER_EQUAL",
+            "CMP_LESS",
+            "CMP_LESS_EQUAL",
+            "CMP_EQUAL",
+            "LOGIC_AND",
+            "LOGIC_OR",
+            "LOGIC_XOR",
+        )
+    ),
+    "dm_cast_op_e": tuple(
+        f"DM_CAST_{k}" for k in ("U8_TO_F32", "F32_TO_U8", "I64_TO_F32", "F32_TO_I64", "U8_NOT")
+    ),
 }
 #: (struct, field) -> the enumeration the field holds
 ENUM_FIELDS: dict[tuple[str, str], str] = {
@@ -181,6 +207,8 @@ ENUM_FIELDS: dict[tuple[str, str], str] = {
     ("dm_sce_grad_args_t", "reduction"): "dm_reduction_e",
     ("dm_unary_ext_args_t", "op"): "dm_unary_ext_op_e",
     ("dm_unary_grad_args_t", "op"): "dm_unary_grad_op_e",
+    ("dm_compare_args_t", "op"): "dm_compare_op_e",
+    ("dm_cast_args_t", "op"): "dm_cast_op_e",
 }
 
 #: every kernel (a `void NAME(void *args)` of runtime_c) and the struct it takes
@@ -221,6 +249,9 @@ KERNELS: dict[str, str] = {
     "dm_batchnorm_grad_apply_fp32": "dm_batchnorm_grad_args_t",
     "dm_unary_ext_fp32": "dm_unary_ext_args_t",
     "dm_unary_grad_fp32": "dm_unary_grad_args_t",
+    "dm_compare_fp32": "dm_compare_args_t",
+    "dm_where_fp32": "dm_where_args_t",
+    "dm_cast": "dm_cast_args_t",
 }
 
 #: the memref element type each pointer field's C type points to (void: any)

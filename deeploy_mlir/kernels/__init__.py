@@ -16,6 +16,7 @@ from deeploy_mlir.kernels import batchnorm
 from deeploy_mlir.kernels import conv_pool
 from deeploy_mlir.kernels import elementwise
 from deeploy_mlir.kernels import layout
+from deeploy_mlir.kernels import logic
 from deeploy_mlir.kernels import matmul
 from deeploy_mlir.kernels import norm_loss
 from deeploy_mlir.kernels import optimizer
@@ -32,4 +33,5 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("optimizer", optimizer.calls),
     ("activation", activation.calls),
     ("batchnorm", batchnorm.calls),
+    ("logic", logic.calls),
 )

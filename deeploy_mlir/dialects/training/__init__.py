@@ -26,7 +26,8 @@ ones above it in this list):
 * `base` -- `TrainingComputeOp` and the mixins of the op families;
 * op families: `elementwise`, `activation` (unary functions and their
   gradients), `gemm`, `norm` (softmax, norms, losses,
-  reductions), `optimizer`, `conv`, `pool`; `memory` (constants, arena views);
+  reductions), `optimizer`, `conv`, `pool`, `logic` (compare, logical, where,
+  cast, clip); `memory` (constants, arena views);
 * `meta` -- the registered metadata attributes (`#training.arg`,
   `#training.result`, `#training.inplace`, `#training.arena`,
   `#training.regime`) and the typed view every reader and writer goes through.
@@ -183,6 +184,39 @@ from deeploy_mlir.dialects.training.interfaces import (
 )
 from deeploy_mlir.dialects.training.interfaces import (
     StateUpdate as StateUpdate,
+)
+from deeploy_mlir.dialects.training.logic import (
+    CAST_PAIRS as CAST_PAIRS,
+)
+from deeploy_mlir.dialects.training.logic import (
+    COMPARE_KINDS as COMPARE_KINDS,
+)
+from deeploy_mlir.dialects.training.logic import (
+    LOGICAL_KINDS as LOGICAL_KINDS,
+)
+from deeploy_mlir.dialects.training.logic import (
+    CastOp as CastOp,
+)
+from deeploy_mlir.dialects.training.logic import (
+    ClipOp as ClipOp,
+)
+from deeploy_mlir.dialects.training.logic import (
+    CompareOp as CompareOp,
+)
+from deeploy_mlir.dialects.training.logic import (
+    LogicalOp as LogicalOp,
+)
+from deeploy_mlir.dialects.training.logic import (
+    NotOp as NotOp,
+)
+from deeploy_mlir.dialects.training.logic import (
+    WhereOp as WhereOp,
+)
+from deeploy_mlir.dialects.training.logic import (
+    elem_name as elem_name,
+)
+from deeploy_mlir.dialects.training.logic import (
+    float_of as float_of,
 )
 from deeploy_mlir.dialects.training.memory import (
     MEMORY_LEVELS as MEMORY_LEVELS,
@@ -480,6 +514,12 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
     BatchNormGradOp,
     UnaryOp,
     UnaryGradOp,
+    CompareOp,
+    LogicalOp,
+    NotOp,
+    WhereOp,
+    CastOp,
+    ClipOp,
 )
 
 Training = Dialect(

@@ -5,17 +5,16 @@ FAMILIES."""
 
 from __future__ import annotations
 
-from deeploy_mlir.frontend.ops import (
-    activation,
-    batchnorm,
-    conv,
-    elementwise,
-    linalg,
-    loss,
-    optimizer,
-    shape,
-    transformer,
-)
+from deeploy_mlir.frontend.ops import activation
+from deeploy_mlir.frontend.ops import batchnorm
+from deeploy_mlir.frontend.ops import conv
+from deeploy_mlir.frontend.ops import elementwise
+from deeploy_mlir.frontend.ops import linalg
+from deeploy_mlir.frontend.ops import logic
+from deeploy_mlir.frontend.ops import loss
+from deeploy_mlir.frontend.ops import optimizer
+from deeploy_mlir.frontend.ops import shape
+from deeploy_mlir.frontend.ops import transformer
 
 FAMILIES = (
     elementwise,
@@ -27,4 +26,5 @@ FAMILIES = (
     transformer,
     activation,
     batchnorm,
+    logic,
 )

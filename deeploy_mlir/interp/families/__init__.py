@@ -4,9 +4,12 @@ every family; a new family is a module here plus its line below."""
 
 from __future__ import annotations
 
-from deeploy_mlir.interp.families import activation, batchnorm
+from deeploy_mlir.interp.families import activation
+from deeploy_mlir.interp.families import batchnorm
+from deeploy_mlir.interp.families import logic
 
 FAMILIES: tuple[str, ...] = (
     activation.__name__,
     batchnorm.__name__,
+    logic.__name__,
 )
