@@ -121,7 +121,7 @@ def compile_model(
     opts = EmitOptions(
         target=cfg.target, steps=steps, accum=accum, lr=cfg.lr, l1_as_l2=cfg.l1_as_l2
     )
-    project = Project(module, model.params, data, opts)
+    project = Project(module, model.params, data, opts, opt_state=model.opt_state)
     progress.done()
     return Compiled(model, project, data, seconds, cfg)
 

@@ -59,6 +59,8 @@ FAMILY: dict[str, str] = {
     "training.gelu": "loss",
     "training.gelu_grad": "loss",
     "training.sgd": "optimizer",
+    "training.adamw": "optimizer",
+    "training.step_count": "elementwise",
 }
 
 

@@ -149,6 +149,13 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
     "dm_transpose_args_t": _fields(
         "X:float* Y:float* rank:uint32_t shape:uint32_t[6] perm:uint32_t[6]"
     ),
+    # the zoo's kernels (dm_kernels_ext.h)
+    "dm_adamw_args_t": _fields(
+        "weight:float* grad:float* m1:float* m2:float* lr:float* step:int64_t* "
+        "update_signal:uint8_t* size:uint32_t alpha,beta,epsilon,weight_decay:float "
+        "correct_bias,adam_mode:uint32_t"
+    ),
+    "dm_step_count_args_t": _fields("count:int64_t* update_signal:uint8_t* out:int64_t*"),
 }
 
 #: the enumerations some uint32_t fields hold (their C constants, in order)
@@ -195,6 +202,8 @@ KERNELS: dict[str, str] = {
     "dm_layernorm_grad_fp32": "dm_layernorm_grad_args_t",
     "dm_layernorm_grad_params_fp32": "dm_layernorm_grad_params_args_t",
     "dm_transpose_fp32": "dm_transpose_args_t",
+    "dm_adamw_fp32": "dm_adamw_args_t",
+    "dm_step_count_i64": "dm_step_count_args_t",
 }
 
 #: the memref element type each pointer field's C type points to (void: any)

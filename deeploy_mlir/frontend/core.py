@@ -82,6 +82,9 @@ class ImportedModel:
     trainable: list[str]
     source: str
     style: str  # "ort" or "deeploy"
+    #: the optimizer's state arguments of @optimizer_step (AdamW's step count
+    #: and moments) and their initial values, by name
+    opt_state: dict[str, np.ndarray] = field(default_factory=dict[str, np.ndarray])
 
     @property
     def user_inputs(self) -> list[ArgInfo]:

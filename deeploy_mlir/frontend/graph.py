@@ -192,31 +192,37 @@ def check_graph(g: onnx.GraphProto, source: str) -> None:
             writer[out] = label
 
 
-def check_supported(models: Sequence[onnx.ModelProto], source: str) -> None:
-    """Every node has a handler; else one error listing every unsupported op."""
-    missing: dict[str, list[str]] = {}
-    for m in models:
+def check_supported(models: Sequence[tuple[onnx.ModelProto, str]]) -> None:
+    """Every node has a handler; else one error listing every unsupported op,
+    each under the file (`models`: model and its path) that holds it."""
+    per_file: list[str] = []
+    for m, source in models:
+        missing: dict[str, list[str]] = {}
         for n in m.graph.node:
             dom = domain_of(n)
             if (dom, n.op_type) not in REGISTRY:
                 key = f"{dom}:{n.op_type}" if dom else n.op_type
                 missing.setdefault(key, []).append(n.name or next(iter(n.output), "?"))
-    if missing:
-        parts = [f"{k} (nodes: {', '.join(v)})" for k, v in sorted(missing.items())]
-        raise DeeployError(f"{source}: unsupported ONNX ops: {'; '.join(parts)}")
+        if missing:
+            parts = [f"{k} (nodes: {', '.join(v)})" for k, v in sorted(missing.items())]
+            per_file.append(f"{source}: unsupported ONNX ops: {'; '.join(parts)}")
+    if per_file:
+        raise DeeployError("; ".join(per_file))
 
 
-def check_attributes(model: onnx.ModelProto) -> None:
+def check_attributes(model: onnx.ModelProto, source: str | None = None) -> None:
     """Attribute types as the op's schema gives them, and finite floats
-    (after check_supported: every node is registered)."""
+    (after check_supported: every node is registered). `source`: the file
+    the errors name (none: the node alone)."""
     opset = default_opset(model)
+    at = f"{source}: " if source is not None else ""
     for i, n in enumerate(model.graph.node):
         types = attribute_types(n, opset)
         for a in n.attribute:
             want = types.get(a.name)
             if want is not None and a.type != want:
                 raise DeeployError(
-                    f"{node_label(n, i)}: attribute '{a.name}' must be "
+                    f"{at}{node_label(n, i)}: attribute '{a.name}' must be "
                     f"{_attr_name(want)}, got {_attr_name(a.type)}"
                 )
             floats = [a.f] if a.type == onnx.AttributeProto.FLOAT else []
@@ -224,7 +230,7 @@ def check_attributes(model: onnx.ModelProto) -> None:
                 floats = list(a.floats)
             if not all(np.isfinite(floats)):
                 raise DeeployError(
-                    f"{node_label(n, i)}: attribute '{a.name}' must be finite, got "
+                    f"{at}{node_label(n, i)}: attribute '{a.name}' must be finite, got "
                     f"{[float(f) for f in floats] if len(floats) > 1 else float(floats[0])}"
                 )
 

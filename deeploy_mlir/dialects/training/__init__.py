@@ -39,6 +39,15 @@ from xdsl.dialects.builtin import ArrayAttr as ArrayAttr
 from xdsl.dialects.builtin import f32 as f32
 from xdsl.ir import Dialect
 
+from deeploy_mlir.dialects.training.adamw import (
+    ADAMW_DEFAULTS as ADAMW_DEFAULTS,
+)
+from deeploy_mlir.dialects.training.adamw import (
+    AdamWOp as AdamWOp,
+)
+from deeploy_mlir.dialects.training.adamw import (
+    StepCountOp as StepCountOp,
+)
 from deeploy_mlir.dialects.training.base import (
     ElementwiseAliasing as ElementwiseAliasing,
 )
@@ -448,6 +457,8 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
     GeluOp,
     GeluGradOp,
     TransposeOp,
+    AdamWOp,
+    StepCountOp,
 )
 
 Training = Dialect(

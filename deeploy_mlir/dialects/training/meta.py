@@ -65,6 +65,9 @@ class ArgKind(StrEnum):
     RESET_FLAG = "reset_flag"
     LR = "lr"
     OUTPUT = "output"
+    #: what an optimizer keeps from step to step besides the parameters
+    #: (AdamW's moments and step count)
+    OPTIMIZER_STATE = "optimizer_state"
 
 
 ARG_KINDS = tuple(k.value for k in ArgKind)

@@ -6,6 +6,7 @@ FAMILIES."""
 from __future__ import annotations
 
 from deeploy_mlir.frontend.ops import (
+    adamw,
     conv,
     elementwise,
     linalg,
@@ -15,4 +16,4 @@ from deeploy_mlir.frontend.ops import (
     transformer,
 )
 
-FAMILIES = (elementwise, linalg, loss, optimizer, conv, shape, transformer)
+FAMILIES = (elementwise, linalg, loss, optimizer, conv, shape, transformer, adamw)
