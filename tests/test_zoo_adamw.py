@@ -18,15 +18,17 @@ import onnx
 import pytest
 from conftest import ROOT, run_cli
 
+from deeploy_mlir.config import CompileConfig
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.interp.families.adamw import adamw_update
 from deeploy_mlir.interp.interpreter import TrainingSession, loss_output_name
+from deeploy_mlir.pipeline import l2_pipeline, make_context, pipeline
 
 sys.path.insert(0, str(ROOT / "examples"))
 
-import zoo  # noqa: E402
+import zoo
 
 MODELS = ("mlp_adamw", "mlp_adamw_wd", "ds_cnn_adamw")
 TOL = {"rtol": 1e-4, "atol": 1e-5}  # examples/zoo.py's XCHECK_TOL
@@ -89,50 +91,76 @@ def test_trains_like_onnxruntime_tiled_double_at_minimal_l1(
     _assert_like_reference(got, _ref(d))
 
 
-def test_the_tiled_ir_tiles_the_optimizer(exported: Path) -> None:
-    """With a 1 KiB L1 arena the adamw ops of the DS-CNN's larger parameters
-    run in tile loops (weight, gradient and moments do not fit whole, twice).
-    Translation validation of the optimizer step alone: from the same state
-    (random parameters, gradients and moments, count 4), the lowered
-    @optimizer_step gives the imported one's bits, three steps in a row; the
-    whole training agrees within float32 rounding (the tiled conv gradients
-    sum in another order)."""
+def _random_state(session: TrainingSession, seed: int) -> dict[str, np.ndarray]:
+    """Parameters, gradients and moments at random (second moments >= 0),
+    the count at 4."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, v in session.state.items():
+        x = np.array([4]) if name == "step" else rng.normal(size=v.shape).astype(np.float32)
+        out[name] = np.abs(x) if name.endswith(".momentum1") else x
+    return out
+
+
+def _optimizer_steps(module, init: dict, state: dict) -> dict[str, np.ndarray]:
+    s = TrainingSession(module, init)
+    for name, x in state.items():
+        s.state[name][...] = x
+    for _ in range(3):
+        s.call("optimizer_step", {"learning_rate": np.array([0.01], np.float32)})
+    return {k: np.array(v) for k, v in s.state.items()}
+
+
+TV_PIPELINES = {
+    "l2": lambda: l2_pipeline(),
+    "tiled-double-1k": lambda: pipeline(CompileConfig(l1=1024, buffering="double")),
+    "stream-tiled-single-2k": lambda: pipeline(
+        CompileConfig(l1=2048, buffering="single", regime="stream")
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "pipe"),
+    [("mlp_adamw_wd", p) for p in TV_PIPELINES] + [("ds_cnn_adamw", "tiled-double-1k")],
+)
+def test_translation_validation_of_every_pass(name: str, pipe: str, exported: Path) -> None:
+    """Interpreted after each pass, @optimizer_step gives the imported one's
+    bits from the same state (random parameters, gradients and moments,
+    count 4; three steps in a row); the whole training agrees within float32
+    rounding (tiled gradients sum in another order). With a 1 KiB L1 arena
+    the adamw ops of the DS-CNN's larger parameters run in tile loops."""
     from xdsl.dialects import scf
 
-    from deeploy_mlir.config import CompileConfig
-    from deeploy_mlir.pipeline import pipeline, run_pipeline
-
-    d = exported / "ds_cnn_adamw"
+    d = exported / name
     m = import_model(d)
-    imported = m.module.clone()
     module = m.module
-    run_pipeline(module, pipeline(CompileConfig(l1=1024, buffering="double")))
-    loops = [o for o in _opt_step(module).walk() if isinstance(o, scf.ForOp)]
-    assert any(isinstance(o, T.AdamWOp) for lp in loops for o in lp.walk())
-
     init = {**m.params, **m.opt_state}
-    a, b = TrainingSession(imported, init), TrainingSession(module, init)
-    rng = np.random.default_rng(3)
-    for name, v in a.state.items():
-        x = np.array([4]) if name == "step" else rng.normal(size=v.shape).astype(np.float32)
-        if name.endswith(".momentum1"):
-            x = np.abs(x)
-        a.state[name][...] = x
-        b.state[name][...] = x
-    for _ in range(3):
-        a.call("optimizer_step", {"learning_rate": np.array([0.01], np.float32)})
-        b.call("optimizer_step", {"learning_rate": np.array([0.01], np.float32)})
-        for name in a.state:
-            np.testing.assert_array_equal(a.state[name], b.state[name], err_msg=name)
-    assert a.state["step"].tolist() == [7]
+    state = _random_state(TrainingSession(module.clone(), init), 3)
+    want = _optimizer_steps(module.clone(), init, state)
+    assert want["step"].tolist() == [7]
+    ref = _interpret(module.clone(), m, d)
+    ctx = make_context()
+    for p in TV_PIPELINES[pipe]():
+        p.apply(ctx, module)
+        module.verify()
+        got = _optimizer_steps(module, init, state)
+        for k in want:
+            np.testing.assert_array_equal(got[k], want[k], err_msg=f"{p.name}: {k}")
+    losses, params = _interpret(module, m, d)
+    np.testing.assert_allclose(losses, ref[0], rtol=1e-6)
+    for k in ref[1]:
+        np.testing.assert_allclose(params[k], ref[1][k], rtol=1e-5, atol=1e-7, err_msg=k)
+    if name == "ds_cnn_adamw":
+        loops = [o for o in _opt_step(module).walk() if isinstance(o, scf.ForOp)]
+        assert any(isinstance(o, T.AdamWOp) for lp in loops for o in lp.walk())
+    if pipe.startswith("stream"):
+        fn = _opt_step(module)
+        kinds = {T.arg_info(fn, i).kind: T.memory_level(a.type) for i, a in enumerate(fn.args)}
+        assert kinds["optimizer_state"] == "L3"
 
-    before, after = _interpret(imported, m, d), _interpret(module, m, d)
-    np.testing.assert_allclose(before[0], after[0], rtol=1e-6)
-    for k in before[1]:
-        np.testing.assert_allclose(before[1][k], after[1][k], rtol=1e-5, atol=1e-7, err_msg=k)
 
-
-def _interpret(module, m, d: Path) -> tuple[list[float], dict[str, np.ndarray]]:  # noqa: ANN001
+def _interpret(module, m, d: Path) -> tuple[list[float], dict[str, np.ndarray]]:
     ref = _ref(d)
     s = TrainingSession(module, {**m.params, **m.opt_state})
     return s.train(_data(d), ref["steps"], ref["accum"], ref["lr"], loss_output_name(module))
@@ -141,7 +169,7 @@ def _interpret(module, m, d: Path) -> tuple[list[float], dict[str, np.ndarray]]:
 # ------------------------------------------------------ the reference semantics
 
 
-def _adamw64(w, g, m1, m2, lr, step, alpha, beta, eps, wd, correct, mode):  # noqa: ANN001, ANN202
+def _adamw64(w, g, m1, m2, lr, step, alpha, beta, eps, wd, correct, mode):
     """AdamW as the two papers write it, in float64 (onnxruntime's kernel
     documents mode 0 as torch.optim.AdamW and mode 1 as Hugging Face's)."""
     w, g, m1, m2 = (np.asarray(x, np.float64) for x in (w, g, m1, m2))
@@ -184,9 +212,11 @@ def test_reference_semantics_are_adamw(mode: int, correct: bool) -> None:
     np.testing.assert_allclose(1 - w1, moved, rtol=1e-4)
 
 
-def _opt_step(module):  # noqa: ANN001, ANN202
+def _opt_step(module):
     return next(
-        f for f in module.ops if getattr(f, "sym_name", None) and f.sym_name.data == "optimizer_step"
+        f
+        for f in module.ops
+        if getattr(f, "sym_name", None) and f.sym_name.data == "optimizer_step"
     )
 
 
@@ -291,7 +321,11 @@ def _copy(src: Path, dst: Path) -> Path:
     return dst
 
 
-def _edit_opt(d: Path, edit) -> None:  # noqa: ANN001
+def _set_attr(m: onnx.ModelProto, name: str, value: int) -> None:
+    next(a for a in m.graph.node[0].attribute if a.name == name).i = value
+
+
+def _edit_opt(d: Path, edit) -> None:
     m = onnx.load(str(d / "optimizer_model.onnx"))
     edit(m)
     onnx.save(m, str(d / "optimizer_model.onnx"))
@@ -308,14 +342,13 @@ def test_unsupported_optimizer_op_names_optimizer_model(exported: Path, tmp_path
     assert r.code == 2
     line = r.err.strip()
     assert "\n" not in line and "Traceback" not in r.err
-    assert f"{d / 'optimizer_model.onnx'}: unsupported ONNX ops: com.microsoft:LambOptimizer" in line
+    opt = d / "optimizer_model.onnx"
+    assert f"{opt}: unsupported ONNX ops: com.microsoft:LambOptimizer" in line
     assert "training_model.onnx" not in line
     assert not (tmp_path / "out").exists()
 
 
-def test_unsupported_ops_in_both_files_each_under_its_file(
-    exported: Path, tmp_path: Path
-) -> None:
+def test_unsupported_ops_in_both_files_each_under_its_file(exported: Path, tmp_path: Path) -> None:
     d = _copy(exported / "mlp_adamw", tmp_path / "m")
     _edit_opt(d, lambda m: setattr(m.graph.node[0], "op_type", "LambOptimizer"))
     t = onnx.load(str(d / "training_model.onnx"))
@@ -333,9 +366,7 @@ def test_unsupported_ops_in_both_files_each_under_its_file(
     ("edit", "words"),
     [
         (
-            lambda m: [a for a in m.graph.node[0].attribute if a.name == "adam_mode"][0].__setattr__(
-                "i", 2
-            ),
+            lambda m: _set_attr(m, "adam_mode", 2),
             "adam_mode must be 0 or 1, got 2",
         ),
         (
@@ -357,7 +388,7 @@ def test_unsupported_ops_in_both_files_each_under_its_file(
     ids=["adam_mode", "grad_clipping", "signal_fed"],
 )
 def test_refusals_name_the_file_and_the_reason(
-    exported: Path, tmp_path: Path, edit, words: str  # noqa: ANN001
+    exported: Path, tmp_path: Path, edit, words: str
 ) -> None:
     d = _copy(exported / "mlp_adamw", tmp_path / "m")
     _edit_opt(d, edit)
