@@ -426,3 +426,60 @@ def test_a_constant_update_signal_false_leaves_everything(exported: Path, tmp_pa
     base = s.train(_data(d), 2, 1, _ref(d)["lr"], None)[1]
     for k in base:
         np.testing.assert_array_equal(results[True][k], base[k], err_msg=k)
+
+
+# --------------------------------------------- the checkpoint's optimizer state
+
+
+def _ort_module(d: Path, checkpoint: Path, lr: float):
+    from onnxruntime.training.api import CheckpointState, Module, Optimizer
+
+    state = CheckpointState.load_checkpoint(str(checkpoint))
+    module = Module(str(d / "training_model.onnx"), state, str(d / "eval_model.onnx"))
+    opt = Optimizer(str(d / "optimizer_model.onnx"), module)
+    opt.set_learning_rate(lr)
+    module.train()
+    return state, module, opt
+
+
+def test_training_resumes_from_a_checkpoint_with_optimizer_state(
+    exported: Path, tmp_path: Path, fast_build: None
+) -> None:
+    """onnxruntime-training trains one step (2 mini-batches), saves its
+    checkpoint with the optimizer state (step 1, the moments), and goes on
+    for 2 steps; compiled from that checkpoint, deeploy-mlir's 2 steps give
+    the same losses and parameters -- and would not with zero moments."""
+    from onnxruntime.training.api import CheckpointState
+
+    src = exported / "mlp_adamw"
+    ref, data = _ref(src), _data(src)
+    labels = next(k for k in data if k != "input")
+    state, module, opt = _ort_module(src, src / "checkpoint", ref["lr"])
+    losses = []
+    for i in range(6):
+        if i == 2:
+            d = _copy(src, tmp_path / "resumed")
+            CheckpointState.save_checkpoint(
+                state, str(d / "checkpoint"), include_optimizer_state=True
+            )
+        losses.append(float(module(data["input"][i], data[labels][i])))
+        if i % 2 == 1:
+            opt.step()
+            module.lazy_reset_grad()
+    final = {k: np.array(state.parameters[k].data) for k in ref["params"]}
+    np.savez(d / "data.npz", **{k: v[2:] for k, v in data.items()})
+    resumed = {"steps": 2, "accum": 2, "lr": ref["lr"], "losses": losses[2:], "params": final}
+    (d / "reference.json").write_text(
+        json.dumps({**resumed, "params": {k: v.tolist() for k, v in final.items()}})
+    )
+
+    m = import_model(d)
+    assert m.opt_state["step"].tolist() == [1]
+    assert all(np.any(v) for k, v in m.opt_state.items())  # the saved moments
+    got = _run(d, tmp_path)
+    _assert_like_reference(got, _ref(d))
+
+    # zero moments and count (the checkpoint's parameters alone) train otherwise
+    fresh = TrainingSession(m.module, m.params)
+    _, params = fresh.train(_data(d), 2, 2, ref["lr"], None)
+    assert not all(np.allclose(params[k], final[k], **TOL) for k in final)

@@ -249,6 +249,8 @@ class Importer:
     dropped: set[str] = field(default_factory=set[str])
     #: --params PARAMS.npz when the initial values come from it (None: checkpoint or graph)
     params_file: str | None = None
+    #: the checkpoint's optimizer state (frontend.checkpoint.OptimizerState), if any
+    opt_state: Any = None
 
     def opset(self) -> int:
         return default_opset(self.train)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -94,6 +95,18 @@ def load_checkpoint(path: Path) -> dict[str, np.ndarray]:
         raise DeeployError(
             f"{path}: not an onnxruntime-training checkpoint ({type(e).__name__})"
         ) from None
+
+
+def load_optimizer_state(path: Path) -> Any:
+    """The optimizer state a checkpoint holds (checkpoint.OptimizerState), or
+    None: none saved, or a layout the built-in reader does not handle (the
+    optimizer then starts from zeros, as onnxruntime does without one)."""
+    from deeploy_mlir.frontend.checkpoint import read_optimizer_state_file
+
+    try:
+        return read_optimizer_state_file(path)
+    except Exception:  # an unexpected layout
+        return None
 
 
 def load_params_npz(path: Path) -> dict[str, np.ndarray]:

@@ -65,6 +65,7 @@ from deeploy_mlir.frontend.graph import (
     input_type,
     load_checkpoint,
     load_onnx,
+    load_optimizer_state,
     load_params_npz,
     read_initializer,
     topological_order,
@@ -98,6 +99,8 @@ def import_model(path: str | Path, params_file: str | Path | None = None) -> Imp
     checkpoint = load_checkpoint(ckpt) if given is None and ckpt.is_file() else None
     im = Importer(train, opt, given if given is not None else checkpoint, str(train_path))
     im.params_file = str(params_file) if given is not None else None
+    if checkpoint is not None:
+        im.opt_state = load_optimizer_state(ckpt)
     return _run(im)
 
 

@@ -22,6 +22,7 @@ learning rate).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -151,8 +152,7 @@ def adamw_function(
     im: Importer, train_args: list[ArgInfo], trainable: list[str], where: str
 ) -> tuple[func.FuncOp, list[ArgInfo], dict[str, np.ndarray]]:
     """@optimizer_step for optimizer_model.onnx's AdamWOptimizer, the state
-    arguments it adds, and their initial values (moments zero, step 0, as
-    onnxruntime starts an optimizer). `where`: optimizer_model.onnx's path,
+    arguments it adds, and their initial values (`_initial`). `where`: optimizer_model.onnx's path,
     for errors."""
     cfg = _config(im, where)
     by_name = {a.name: a for a in train_args}
@@ -200,5 +200,31 @@ def adamw_function(
         arg_attrs=arg_attrs(args),
         res_attrs=result_attrs(results),
     )
-    initial = {s.name: np.zeros(s.shape, dtype=s.dtype) for s in state}
-    return fn, state, initial
+    return fn, state, _initial(im, state, trainable)
+
+
+def _initial(im: Importer, state: list[ArgInfo], trainable: list[str]) -> dict[str, np.ndarray]:
+    """The state's initial values: the checkpoint's optimizer state (its step
+    count, each parameter's momentum0 and momentum1) where it holds one, else
+    zeros, as onnxruntime's Optimizer starts."""
+    out = {s.name: np.zeros(s.shape, dtype=s.dtype) for s in state}
+    saved = im.opt_state
+    if saved is None:
+        return out
+    where = str(Path(im.source).with_name("checkpoint"))
+    out[STEP] = np.array([int(saved.step)], dtype=np.int64)
+    for p in trainable:
+        moments = saved.moments.get(p, {})
+        for key, name in zip(("momentum0", "momentum1"), moment_names(p), strict=True):
+            if key not in moments:
+                continue
+            v = np.asarray(moments[key], dtype=np.float32)
+            if v.shape != out[name].shape:
+                raise DeeployError(
+                    f"{where}: optimizer state '{key}' of '{p}' has shape {list(v.shape)} "
+                    f"but the parameter has {list(out[name].shape)}"
+                )
+            if not np.all(np.isfinite(v)):
+                raise DeeployError(f"{where}: optimizer state '{key}' of '{p}' holds NaN or Inf")
+            out[name] = v
+    return out
