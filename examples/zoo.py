@@ -885,9 +885,11 @@ def refused_ops(status: str) -> set[str]:
     error names, spelled like ops_of."""
     if "unsupported ONNX ops: " not in status:
         return set()
-    listed = status.split("unsupported ONNX ops: ", 1)[1]
-    names = (part.split(" (nodes", 1)[0].strip() for part in listed.split("); "))
-    return {n.replace("com.microsoft:", "ms:") for n in names if n}
+    # one list per file that holds such ops ("PATH: unsupported ONNX ops: ..; PATH: ..")
+    lists = status.split("unsupported ONNX ops: ")[1:]
+    parts = (part for listed in lists for part in listed.split("); "))
+    names = (part.split(" (nodes", 1)[0].strip() for part in parts)
+    return {n.replace("com.microsoft:", "ms:") for n in names if n and not n.endswith(":")}
 
 
 def coverage(out: Path, models: Sequence[Model], jobs: int = 2, run: bool = False) -> str:

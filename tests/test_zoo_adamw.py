@@ -348,6 +348,15 @@ def test_unsupported_optimizer_op_names_optimizer_model(exported: Path, tmp_path
     assert not (tmp_path / "out").exists()
 
 
+def test_the_zoos_coverage_reads_both_files_ops() -> None:
+    """examples/zoo.py's refused_ops reads the ops of both files' lists."""
+    msg = (
+        "x/training_model.onnx: unsupported ONNX ops: Abs (nodes: /Abs); Sign (nodes: a); "
+        "x/optimizer_model.onnx: unsupported ONNX ops: com.microsoft:LambOptimizer (nodes: l)"
+    )
+    assert zoo.refused_ops(msg) == {"Abs", "Sign", "ms:LambOptimizer"}
+
+
 def test_unsupported_ops_in_both_files_each_under_its_file(exported: Path, tmp_path: Path) -> None:
     d = _copy(exported / "mlp_adamw", tmp_path / "m")
     _edit_opt(d, lambda m: setattr(m.graph.node[0], "op_type", "LambOptimizer"))
