@@ -313,6 +313,23 @@ def test_stream_regime_puts_the_moments_in_l3_and_trains(
     assert "learning_rate" in levels
 
 
+def test_trains_without_in_place_reuse(exported: Path, tmp_path: Path, fast_build: None) -> None:
+    """The default pipeline without training-inplace-alias: the new weights,
+    moments and count get buffers of their own, kernel-select copies into
+    them before dm_adamw_fp32 updates them (the C has the copies), and the
+    run still trains like onnxruntime-training."""
+    d = exported / "mlp_adamw"
+    r = run_cli("lower", d, "-o", tmp_path / "p", "--print-pipeline")
+    assert r.code == 0, r.err
+    passes = r.out.strip().splitlines()[-1]
+    assert passes.startswith("training-inplace-alias,")
+    off = passes.removeprefix("training-inplace-alias,")
+    got = _run(d, tmp_path, "--pass-pipeline", off, "--keep", str(tmp_path / "k"))
+    _assert_like_reference(got, _ref(d))
+    c = (tmp_path / "k" / "OptimizerNetwork.c").read_text()
+    assert "dm_copy" in c and "dm_adamw_fp32" in c
+
+
 # ------------------------------------------------------------- refusals, errors
 
 

@@ -113,6 +113,8 @@ def op_calls(op: T.TrainingComputeOp) -> int:
         return int("dX" in g) + int("dW" in g or "dB" in g)
     if op.name == "training.softmax_cross_entropy_loss":
         return 2
+    if isinstance(op, T.AdamWOp) and op.is_buffer_form:  # a dm_copy per output not in place
+        return 1 + sum(op.outs[o] is not op.ins[k] for o, k in ((0, 0), (1, 2), (2, 3)))
     return 1
 
 
