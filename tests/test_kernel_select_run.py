@@ -175,6 +175,40 @@ CASES: dict[str, tuple[type[T.TrainingComputeOp], list[np.ndarray], Outs, dict[s
         [((5, 4), np.float32)],
         {},
     ),
+    # AdamW (issue 20): the outputs have buffers of their own here, so the
+    # calls are three copies and the in-place kernel on the outputs
+    "adamw_hugging_face": (
+        T.AdamWOp,
+        [
+            rand(5, 4),
+            rand(5, 4),
+            rand(5, 4),
+            np.abs(rand(5, 4)),
+            np.array([0.01], np.float32),
+            np.array([3], np.int64),
+        ],
+        [((5, 4), np.float32)] * 3,
+        {
+            "adam_mode": IntegerAttr(1, i64),
+            "weight_decay": FloatAttr(0.01, f32),
+            "epsilon": FloatAttr(1e-6, f32),
+        },
+    ),
+    "adamw_torch_signal": (
+        T.AdamWOp,
+        [
+            rand(7),
+            rand(7),
+            rand(7),
+            np.abs(rand(7)),
+            np.array([0.02], np.float32),
+            np.array([1], np.int64),
+            np.array([True]),
+        ],
+        [((7,), np.float32)] * 3,
+        {"weight_decay": FloatAttr(0.1, f32), "correct_bias": IntegerAttr(1, i64)},
+    ),
+    "step_count": (T.StepCountOp, [np.array([41], np.int64)], [((1,), np.int64)], {}),
 }
 
 

@@ -126,7 +126,9 @@ def compile_model(
     opts = EmitOptions(
         target=cfg.target, steps=steps, accum=accum, lr=cfg.lr, l1_as_l2=cfg.l1_as_l2
     )
-    project = Project(module, model.params, data, opts, own_module=not keep_ir)
+    project = Project(
+        module, model.params, data, opts, opt_state=model.opt_state, own_module=not keep_ir
+    )
     progress.done()
     return Compiled(model, project, data, seconds, cfg)
 

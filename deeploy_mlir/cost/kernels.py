@@ -72,6 +72,8 @@ FAMILY: dict[str, str] = {
     "training.where": "elementwise",
     "training.cast": "elementwise",
     "training.clip": "elementwise",
+    "training.adamw": "optimizer",
+    "training.step_count": "elementwise",
 }
 
 
@@ -127,6 +129,8 @@ def op_calls(op: T.TrainingComputeOp) -> int:
         return 2
     if op.name in ("training.batch_norm", "training.batch_norm_grad"):
         return 2  # the per-channel statistics (sums), then the elementwise pass
+    if isinstance(op, T.AdamWOp) and op.is_buffer_form:  # a dm_copy per output not in place
+        return 1 + sum(op.outs[o] is not op.ins[k] for o, k in ((0, 0), (1, 2), (2, 3)))
     return 1
 
 

@@ -172,6 +172,13 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
         "c_strides:uint32_t[4] a_strides:uint32_t[4] b_strides:uint32_t[4]"
     ),
     "dm_cast_args_t": _fields("X:void* Y:void* size:uint32_t op:uint32_t"),
+    # the zoo's kernels (dm_kernels_ext.h)
+    "dm_adamw_args_t": _fields(
+        "weight:float* grad:float* m1:float* m2:float* lr:float* step:int64_t* "
+        "update_signal:uint8_t* size:uint32_t alpha,beta,epsilon,weight_decay:float "
+        "correct_bias,adam_mode:uint32_t"
+    ),
+    "dm_step_count_args_t": _fields("count:int64_t* update_signal:uint8_t* out:int64_t*"),
 }
 
 _UNARY_EXT_OPS = "SIGMOID TANH LEAKY_RELU CLIP ABS SIGN NEG LOG EXP SQRT RECIPROCAL QUICK_GELU"
@@ -252,6 +259,8 @@ KERNELS: dict[str, str] = {
     "dm_compare_fp32": "dm_compare_args_t",
     "dm_where_fp32": "dm_where_args_t",
     "dm_cast": "dm_cast_args_t",
+    "dm_adamw_fp32": "dm_adamw_args_t",
+    "dm_step_count_i64": "dm_step_count_args_t",
 }
 
 #: the memref element type each pointer field's C type points to (void: any)

@@ -83,6 +83,9 @@ class ImportedModel:
     trainable: list[str]
     source: str
     style: str  # "ort" or "deeploy"
+    #: the optimizer's state arguments of @optimizer_step (AdamW's step count
+    #: and moments) and their initial values, by name
+    opt_state: dict[str, np.ndarray] = field(default_factory=dict[str, np.ndarray])
 
     @property
     def user_inputs(self) -> list[ArgInfo]:
@@ -252,6 +255,8 @@ class Importer:
     dropped: set[str] = field(default_factory=set[str])
     #: --params PARAMS.npz when the initial values come from it (None: checkpoint or graph)
     params_file: str | None = None
+    #: the checkpoint's optimizer state (frontend.checkpoint.OptimizerState), if any
+    opt_state: Any = None
 
     def opset(self) -> int:
         return default_opset(self.train)

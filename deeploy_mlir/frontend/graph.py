@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -94,6 +95,18 @@ def load_checkpoint(path: Path) -> dict[str, np.ndarray]:
         raise DeeployError(
             f"{path}: not an onnxruntime-training checkpoint ({type(e).__name__})"
         ) from None
+
+
+def load_optimizer_state(path: Path) -> Any:
+    """The optimizer state a checkpoint holds (checkpoint.OptimizerState), or
+    None: none saved, or a layout the built-in reader does not handle (the
+    optimizer then starts from zeros, as onnxruntime does without one)."""
+    from deeploy_mlir.frontend.checkpoint import read_optimizer_state_file
+
+    try:
+        return read_optimizer_state_file(path)
+    except Exception:  # an unexpected layout
+        return None
 
 
 def load_params_npz(path: Path) -> dict[str, np.ndarray]:
@@ -196,8 +209,8 @@ def check_graph(g: onnx.GraphProto, source: str) -> None:
 
 def check_supported(models: Sequence[tuple[onnx.ModelProto, str]]) -> None:
     """Every node has a handler; else one error listing every unsupported op,
-    after the file that holds it: `models` are (model, its file) pairs."""
-    clauses: list[str] = []
+    each under the file (`models`: model and its path) that holds it."""
+    per_file: list[str] = []
     for m, source in models:
         missing: dict[str, list[str]] = {}
         for n in m.graph.node:
@@ -207,22 +220,24 @@ def check_supported(models: Sequence[tuple[onnx.ModelProto, str]]) -> None:
                 missing.setdefault(key, []).append(n.name or next(iter(n.output), "?"))
         if missing:
             parts = [f"{k} (nodes: {', '.join(v)})" for k, v in sorted(missing.items())]
-            clauses.append(f"{source}: unsupported ONNX ops: {'; '.join(parts)}")
-    if clauses:
-        raise DeeployError("; ".join(clauses))
+            per_file.append(f"{source}: unsupported ONNX ops: {'; '.join(parts)}")
+    if per_file:
+        raise DeeployError("; ".join(per_file))
 
 
-def check_attributes(model: onnx.ModelProto, source: str) -> None:
+def check_attributes(model: onnx.ModelProto, source: str | None = None) -> None:
     """Attribute types as the op's schema gives them, and finite floats
-    (after check_supported: every node is registered)."""
+    (after check_supported: every node is registered). `source`: the file
+    the errors name (none: the node alone)."""
     opset = default_opset(model)
+    at = f"{source}: " if source is not None else ""
     for i, n in enumerate(model.graph.node):
         types = attribute_types(n, opset)
         for a in n.attribute:
             want = types.get(a.name)
             if want is not None and a.type != want:
                 raise DeeployError(
-                    f"{source}: {node_label(n, i)}: attribute '{a.name}' must be "
+                    f"{at}{node_label(n, i)}: attribute '{a.name}' must be "
                     f"{_attr_name(want)}, got {_attr_name(a.type)}"
                 )
             floats = [a.f] if a.type == onnx.AttributeProto.FLOAT else []
@@ -230,7 +245,7 @@ def check_attributes(model: onnx.ModelProto, source: str) -> None:
                 floats = list(a.floats)
             if not all(np.isfinite(floats)):
                 raise DeeployError(
-                    f"{source}: {node_label(n, i)}: attribute '{a.name}' must be finite, got "
+                    f"{at}{node_label(n, i)}: attribute '{a.name}' must be finite, got "
                     f"{[float(f) for f in floats] if len(floats) > 1 else float(floats[0])}"
                 )
 

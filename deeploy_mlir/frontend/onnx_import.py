@@ -67,11 +67,13 @@ from deeploy_mlir.frontend.graph import (
     input_type,
     load_checkpoint,
     load_onnx,
+    load_optimizer_state,
     load_params_npz,
     read_initializer,
     topological_order,
 )
 from deeploy_mlir.frontend.ops import FAMILIES
+from deeploy_mlir.frontend.ops.adamw import adamw_function, is_adamw
 from deeploy_mlir.frontend.ops.batchnorm import running_stats
 from deeploy_mlir.frontend.ops.optimizer import optimizer_function
 
@@ -100,15 +102,20 @@ def import_model(path: str | Path, params_file: str | Path | None = None) -> Imp
     checkpoint = load_checkpoint(ckpt) if given is None and ckpt.is_file() else None
     im = Importer(train, opt, given if given is not None else checkpoint, str(train_path))
     im.params_file = str(params_file) if given is not None else None
-    return _run(im, str(opt_path))
+    if checkpoint is not None:
+        im.opt_state = load_optimizer_state(ckpt)
+    return _run(im)
 
 
-def _run(im: Importer, opt_source: str) -> ImportedModel:
+def _run(im: Importer) -> ImportedModel:
     g = im.train.graph
     check_opset(im.train, im.source)
     check_graph(g, im.source)
-    check_supported([(im.train, im.source)] + ([(im.opt, opt_source)] if im.opt else []))
+    models = [(im.train, im.source)] + ([(im.opt, _opt_source(im))] if im.opt else [])
+    check_supported(models)
     check_attributes(im.train, im.source)
+    if im.opt is not None:
+        check_attributes(im.opt, _opt_source(im))
     im.inits = {t.name: read_initializer(t, im.source) for t in g.initializer}
     for vi in [*g.value_info, *g.output]:
         dims = vi.type.tensor_type.shape.dim
@@ -123,13 +130,24 @@ def _run(im: Importer, opt_source: str) -> ImportedModel:
     check_names(args, im.source)
     funcs = [train_fn]
     trainable = [a.name for a in args if a.kind == KIND_PARAM and _has_grad(im, a.name, style)]
-    funcs.append(optimizer_function(im, args, trainable, style))
+    opt_state: dict[str, np.ndarray] = {}
+    if style == "ort" and trainable and is_adamw(im.opt):
+        opt_fn, state_args, opt_state = adamw_function(im, args, trainable, _opt_source(im))
+        check_names(args + state_args, im.source)
+        funcs.append(opt_fn)
+    else:
+        funcs.append(optimizer_function(im, args, trainable, style))
     module = ModuleOp(funcs)
     try:
         module.verify()
     except VerifyException as e:  # an importer bug, or a graph we mis-read
         raise DeeployError(f"{im.source}: imported IR does not verify: {e}") from None
-    return ImportedModel(module, params, args, trainable, im.source, style)
+    return ImportedModel(module, params, args, trainable, im.source, style, opt_state)
+
+
+def _opt_source(im: Importer) -> str:
+    """The path of optimizer_model.onnx (beside training_model.onnx), for errors."""
+    return str(Path(im.source).with_name("optimizer_model.onnx"))
 
 
 # --------------------------------------------------------------------------

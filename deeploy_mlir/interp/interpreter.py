@@ -211,6 +211,7 @@ class TrainingSession:
         self.interp.register_implementations(ArithFunctions())
         self.interp.register_implementations(TrainingFunctions(self.arenas, globals_))
         fn = func_named(self.module, "training_step")
+        self.param_names: list[str] = []
         for i, a in enumerate(fn.args):
             info = T.arg_info(fn, i)
             kind, name = info.kind, info.name
@@ -218,6 +219,18 @@ class TrainingSession:
             if kind in ("param", "grad_accum", "running_stat"):
                 storage = self._storage(fn, i, a.type)
                 storage[...] = self.params[name] if kind != "grad_accum" else 0
+                self.state[name] = storage
+                if kind == "param":
+                    self.param_names.append(name)
+        # the optimizer's own state (AdamW's moments and step count): its
+        # value in `params` when given (a checkpoint's), else zeros
+        opt = func_named(self.module, "optimizer_step")
+        for i, a in enumerate(opt.args):
+            info = T.arg_info(opt, i)
+            name = info.name
+            if info.kind == T.ArgKind.OPTIMIZER_STATE and name is not None:
+                storage = self._storage(opt, i, a.type)
+                storage[...] = self.params.get(name, 0)
                 self.state[name] = storage
 
     def _storage(self, fn: func.FuncOp, i: int, t: Attribute) -> np.ndarray:
@@ -278,7 +291,7 @@ class TrainingSession:
                 if loss_name is not None:
                     losses.append(float(out[loss_name].reshape(-1)[0]))
             self.call("optimizer_step", {"learning_rate": np.array([lr], dtype=np.float32)})
-        return losses, {k: np.array(self.state[k]) for k in self.params}
+        return losses, {k: np.array(self.state[k]) for k in self.param_names}
 
 
 def run_ops(ops: Sequence[Operation]) -> None:  # pragma: no cover - debugging aid

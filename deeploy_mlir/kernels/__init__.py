@@ -11,15 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from deeploy_mlir.dialects import training as T
-from deeploy_mlir.kernels import activation
-from deeploy_mlir.kernels import batchnorm
-from deeploy_mlir.kernels import conv_pool
-from deeploy_mlir.kernels import elementwise
-from deeploy_mlir.kernels import layout
-from deeploy_mlir.kernels import logic
-from deeploy_mlir.kernels import matmul
-from deeploy_mlir.kernels import norm_loss
-from deeploy_mlir.kernels import optimizer
+from deeploy_mlir.kernels import (
+    activation,
+    adamw,
+    batchnorm,
+    conv_pool,
+    elementwise,
+    layout,
+    logic,
+    matmul,
+    norm_loss,
+    optimizer,
+)
 from deeploy_mlir.kernels.fields import Call
 
 Family = Callable[[T.TrainingComputeOp], list[Call] | None]
@@ -32,6 +35,7 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("layout", layout.calls),
     ("optimizer", optimizer.calls),
     ("activation", activation.calls),
+    ("adamw", adamw.calls),
     ("batchnorm", batchnorm.calls),
     ("logic", logic.calls),
 )

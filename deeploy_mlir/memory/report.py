@@ -38,6 +38,7 @@ KIND_LABEL = {
     "reset_flag": "control",
     "lr": "optimizer_state",
     "running_stat": "running_stat",
+    "optimizer_state": "optimizer_state",
 }
 #: footprint kinds (memory-regime's names) of the report's buffer kinds
 FOOTPRINT_OF = {
@@ -71,7 +72,7 @@ def derived_regime(buffers: list[dict[str, Any]]) -> str:
     memory-regime pass planned): stream if a weight or gradient lives in L3,
     spill if an activation does, resident if nothing does, else custom."""
     in_l3 = {b["kind"] for b in buffers if b["level"] == "L3"}
-    if in_l3 & {"weight", "gradient", "running_stat"}:
+    if in_l3 & {"weight", "gradient", "running_stat", "optimizer_state"}:
         return "stream"
     if "activation" in in_l3:
         return "spill"

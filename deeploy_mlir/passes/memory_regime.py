@@ -7,7 +7,8 @@ footprint by kind (bytes, no reuse):
 - weights: the parameters (`#training.arg<param ...>` arguments);
 - gradients: the gradient accumulation buffers (`grad_accum`);
 - optimizer_state: what the optimizer step reads besides them (`lr`; SGD has
-  no per-parameter state);
+  no per-parameter state; AdamW's moments and step count, `optimizer_state`
+  arguments, persist from step to step like the parameters);
 - activations: the temporaries of the two steps (top-level `memref.alloc`s);
 - inputs: the mini-batch (`input`); and outputs (`output`) and control
   (`reset_flag`), which always stay in L2.
@@ -16,8 +17,8 @@ The regimes, cheapest first:
 
 - `resident`: everything in L2;
 - `spill`: the activations in L3;
-- `stream`: the activations, weights and gradients in L3 -- the step's state
-  is streamed from L3 per op.
+- `stream`: the activations, weights, gradients and the optimizer's state in
+  L3 -- the step's state is streamed from L3 per op.
 
 A tensor in L3 is staged whole through an L2 buffer around every op that uses
 it (memory/staging.py move_to_l3 / stage_uses: fetch and wait before an op that
@@ -64,6 +65,7 @@ ARG_KINDS = {
     "param": "weights",
     "grad_accum": "gradients",
     "lr": "optimizer_state",
+    "optimizer_state": "optimizer_state",
     "input": "inputs",
     "output": "outputs",
     "reset_flag": "control",
@@ -79,7 +81,11 @@ FOOTPRINT_KINDS = (
     "control",
 )
 #: the argument kinds each regime moves to L3 (activations: spill and stream)
-L3_ARGS = {"resident": (), "spill": (), "stream": ("param", "grad_accum", "running_stat")}
+L3_ARGS = {
+    "resident": (),
+    "spill": (),
+    "stream": ("param", "grad_accum", "running_stat", "optimizer_state"),
+}
 
 
 def _args(module: ModuleOp) -> dict[str, tuple[str, int]]:

@@ -163,6 +163,18 @@ typedef struct {
 
 void dm_adamw_fp32(void *args);
 
+/* The optimizer's step count (AdamWOptimizer's `step`, one int64): out[0] =
+ * count[0] + 1, or count[0] when update_signal is not NULL and
+ * update_signal[0] == 0. out may alias count. One element: the first core's
+ * (dm_chunk of 1). */
+typedef struct {
+    const int64_t *count;
+    const uint8_t *update_signal; /* NULL: count the step */
+    int64_t *out;
+} dm_step_count_args_t;
+
+void dm_step_count_i64(void *args);
+
 /* ------------------------------------------------------- BatchNorm training */
 
 /* in dm_batchnorm.h (kernel-select offers it) */

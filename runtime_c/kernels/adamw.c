@@ -59,3 +59,14 @@ void dm_adamw_fp32(void *args)
         }
     }
 }
+
+void dm_step_count_i64(void *args)
+{
+    const dm_step_count_args_t *a = (const dm_step_count_args_t *)args;
+    uint32_t i0, i1;
+    dm_chunk(1u, &i0, &i1);
+    if (i0 >= i1) return;
+    const int64_t count = a->count[0];
+    const int counted = a->update_signal == NULL || a->update_signal[0] != 0u;
+    a->out[0] = counted ? count + 1 : count;
+}

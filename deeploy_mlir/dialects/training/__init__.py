@@ -56,6 +56,15 @@ from deeploy_mlir.dialects.training.activation import (
 from deeploy_mlir.dialects.training.activation import (
     UnaryOp as UnaryOp,
 )
+from deeploy_mlir.dialects.training.adamw import (
+    ADAMW_DEFAULTS as ADAMW_DEFAULTS,
+)
+from deeploy_mlir.dialects.training.adamw import (
+    AdamWOp as AdamWOp,
+)
+from deeploy_mlir.dialects.training.adamw import (
+    StepCountOp as StepCountOp,
+)
 from deeploy_mlir.dialects.training.base import (
     ElementwiseAliasing as ElementwiseAliasing,
 )
@@ -520,6 +529,8 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
     WhereOp,
     CastOp,
     ClipOp,
+    AdamWOp,
+    StepCountOp,
 )
 
 Training = Dialect(

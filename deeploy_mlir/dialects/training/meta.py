@@ -67,6 +67,9 @@ class ArgKind(StrEnum):
     OUTPUT = "output"
     #: batch norm's running mean or variance: state the training step updates
     RUNNING_STAT = "running_stat"
+    #: what an optimizer keeps from step to step besides the parameters
+    #: (AdamW's moments and step count)
+    OPTIMIZER_STATE = "optimizer_state"
 
 
 ARG_KINDS = tuple(k.value for k in ArgKind)

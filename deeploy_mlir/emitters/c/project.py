@@ -92,6 +92,9 @@ class Project:
     #: reads afterwards, is the same either way
     own_module: bool = False
     env: jinja2.Environment = field(default_factory=lambda: template_env())
+    #: initial values of the optimizer's state arguments (AdamW's moments and
+    #: step count) by name; a state not given, or all zeros, starts zeroed
+    opt_state: Mapping[str, np.ndarray] = field(default_factory=dict[str, np.ndarray])
 
     def __post_init__(self) -> None:
         globals_: dict[str, str] = {}
@@ -195,8 +198,21 @@ class Project:
             ]
             for kind in ("param", "running_stat")
         )
+        states = []
+        for b in self.arg_buffers("optimizer_state"):
+            v = self.opt_state.get(b.name)
+            nonzero = v is not None and bool(np.any(np.asarray(v)))
+            states.append(
+                {
+                    "buf": b,
+                    "ident": c_ident(b.name),
+                    "text": c_values(np.asarray(v).astype(_NP[b.ctype])) if nonzero else None,
+                    "count": max(int(np.prod(b.shape, dtype=np.int64)), 1),
+                }
+            )
         return {
             "opts": self.opts,
+            "states": states,
             "arenas": sizes,
             "constants": self.constants,
             "functions": self.functions,

@@ -5,16 +5,19 @@ FAMILIES."""
 
 from __future__ import annotations
 
-from deeploy_mlir.frontend.ops import activation
-from deeploy_mlir.frontend.ops import batchnorm
-from deeploy_mlir.frontend.ops import conv
-from deeploy_mlir.frontend.ops import elementwise
-from deeploy_mlir.frontend.ops import linalg
-from deeploy_mlir.frontend.ops import logic
-from deeploy_mlir.frontend.ops import loss
-from deeploy_mlir.frontend.ops import optimizer
-from deeploy_mlir.frontend.ops import shape
-from deeploy_mlir.frontend.ops import transformer
+from deeploy_mlir.frontend.ops import (
+    activation,
+    adamw,
+    batchnorm,
+    conv,
+    elementwise,
+    linalg,
+    logic,
+    loss,
+    optimizer,
+    shape,
+    transformer,
+)
 
 FAMILIES = (
     elementwise,
@@ -25,6 +28,7 @@ FAMILIES = (
     shape,
     transformer,
     activation,
+    adamw,
     batchnorm,
     logic,
 )

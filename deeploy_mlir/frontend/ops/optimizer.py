@@ -124,5 +124,6 @@ def _check_optimizer(im: Importer) -> None:
     kinds = [n.op_type for n in im.opt.graph.node]
     if kinds != ["SGDOptimizerV2"]:
         raise DeeployError(
-            f"optimizer_model.onnx: expected one SGDOptimizerV2 node, got {', '.join(kinds)}"
+            f"optimizer_model.onnx: expected one SGDOptimizerV2 or AdamWOptimizer node, got "
+            f"{', '.join(kinds)}"
         )

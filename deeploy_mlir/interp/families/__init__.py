@@ -4,12 +4,11 @@ every family; a new family is a module here plus its line below."""
 
 from __future__ import annotations
 
-from deeploy_mlir.interp.families import activation
-from deeploy_mlir.interp.families import batchnorm
-from deeploy_mlir.interp.families import logic
+from deeploy_mlir.interp.families import activation, adamw, batchnorm, logic
 
 FAMILIES: tuple[str, ...] = (
     activation.__name__,
+    adamw.__name__,
     batchnorm.__name__,
     logic.__name__,
 )

@@ -15,7 +15,7 @@
 // CHECK:      {{^}}{{.*}}meta-invalid.mlir:{{[0-9]+}}:{{[0-9]+}}{{$}}
 // CHECK-NEXT: {{^}}func.func @case0(
 // CHECK-NEXT: {{^ +\^+$}}
-// CHECK-NEXT: {{^ +}}#training.arg: kind must be one of input, param, grad_accum, reset_flag, lr, output, running_stat, got 'weights'{{$}}
+// CHECK-NEXT: {{^ +}}#training.arg: kind must be one of input, param, grad_accum, reset_flag, lr, output, running_stat, optimizer_state, got 'weights'{{$}}
 func.func @case0(%x: tensor<4xf32> {t = #training.arg<weights "x">}) { func.return }
 
 // -----
