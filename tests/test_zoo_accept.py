@@ -64,17 +64,12 @@ MODELS = {m.name: m for m in zoo.zoo()}
 #: the model trains.
 MS = "com.microsoft:"
 EXPECTED_REFUSALS: dict[str, tuple[str, ...]] = {
-    "mlp_adamw": (f"{MS}AdamWOptimizer",),
-    "mlp_adamw_wd": (f"{MS}AdamWOptimizer",),
-    "mlp_relu6": ("Clip", "GreaterOrEqual", "LessOrEqual", "And", "Cast"),
-    "mlp_hardtanh": ("Clip", "GreaterOrEqual", "LessOrEqual", "And", "Cast"),
     "mlp_dropout": ("Dropout",),
     "loss_ce_ignore": ("SoftmaxCrossEntropyLoss",),  # its ignore_index
     "inside_ce": ("SoftmaxCrossEntropyLoss",),  # ignore_index=-100, always exported
     "inside_ce_ignored": ("SoftmaxCrossEntropyLoss",),
     "inside_ce_smooth": ("LogSoftmax", "Neg", "SoftmaxCrossEntropyLoss"),
     "inside_nll": ("SoftmaxCrossEntropyLoss",),
-    "inside_huber": ("Where", "Abs", "Less", "OneHot", "Cast"),
     "embedding_mean": (f"{MS}GatherGrad", f"{MS}Scale"),
     "embedding_lm": (f"{MS}GatherGrad", "Tanh", "SoftmaxCrossEntropyLoss"),
     "mha": ("Split", f"{MS}Scale"),
@@ -85,8 +80,6 @@ EXPECTED_REFUSALS: dict[str, tuple[str, ...]] = {
     "branches_concat": (f"{MS}ConcatTraining", "Tanh"),
     "chunk_gate": ("Split", "Sigmoid"),
     "unsqueeze_conv1d": ("Conv",),  # a 1-D convolution
-    "ds_cnn_adamw": (f"{MS}AdamWOptimizer",),
-    "frozen_adamw": (f"{MS}AdamWOptimizer", "Tanh"),
 }
 #: models that must stay refused whatever merges (GRU and LSTM are out of scope)
 ALWAYS_REFUSED = ("gru", "lstm")
