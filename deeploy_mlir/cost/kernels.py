@@ -59,6 +59,10 @@ FAMILY: dict[str, str] = {
     "training.gelu": "loss",
     "training.gelu_grad": "loss",
     "training.sgd": "optimizer",
+    "training.log_softmax": "loss",
+    "training.log_softmax_grad": "loss",
+    "training.dropout": "elementwise",
+    "training.dropout_grad": "elementwise",
 }
 
 

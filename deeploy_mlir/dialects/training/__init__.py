@@ -25,7 +25,7 @@ ones above it in this list):
 * `interfaces` -- `AliasingInterface`, `IterationSpaceInterface`;
 * `base` -- `TrainingComputeOp` and the mixins of the op families;
 * op families: `elementwise`, `gemm`, `norm` (softmax, norms, losses,
-  reductions), `optimizer`, `conv`, `pool`; `memory` (constants, arena views);
+  reductions), `loss` (log-softmax, dropout), `optimizer`, `conv`, `pool`; `memory` (constants, arena views);
 * `meta` -- the registered metadata attributes (`#training.arg`,
   `#training.result`, `#training.inplace`, `#training.arena`,
   `#training.regime`) and the typed view every reader and writer goes through.
@@ -155,6 +155,33 @@ from deeploy_mlir.dialects.training.interfaces import (
 )
 from deeploy_mlir.dialects.training.interfaces import (
     StateUpdate as StateUpdate,
+)
+from deeploy_mlir.dialects.training.loss import (
+    DEFAULT_SEED as DEFAULT_SEED,
+)
+from deeploy_mlir.dialects.training.loss import (
+    DropoutGradOp as DropoutGradOp,
+)
+from deeploy_mlir.dialects.training.loss import (
+    DropoutOp as DropoutOp,
+)
+from deeploy_mlir.dialects.training.loss import (
+    LogSoftmaxGradOp as LogSoftmaxGradOp,
+)
+from deeploy_mlir.dialects.training.loss import (
+    LogSoftmaxOp as LogSoftmaxOp,
+)
+from deeploy_mlir.dialects.training.loss import (
+    dropout_keep as dropout_keep,
+)
+from deeploy_mlir.dialects.training.loss import (
+    dropout_scale as dropout_scale,
+)
+from deeploy_mlir.dialects.training.loss import (
+    keep_threshold as keep_threshold,
+)
+from deeploy_mlir.dialects.training.loss import (
+    number_dropouts as number_dropouts,
 )
 from deeploy_mlir.dialects.training.memory import (
     MEMORY_LEVELS as MEMORY_LEVELS,
@@ -448,6 +475,10 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
     GeluOp,
     GeluGradOp,
     TransposeOp,
+    LogSoftmaxOp,
+    LogSoftmaxGradOp,
+    DropoutOp,
+    DropoutGradOp,
 )
 
 Training = Dialect(

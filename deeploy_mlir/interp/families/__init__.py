@@ -4,4 +4,7 @@ every family; a new family is a module here plus its line below."""
 
 from __future__ import annotations
 
-FAMILIES: tuple[str, ...] = ()
+from deeploy_mlir.interp.families import loss
+
+FAMILIES: tuple[str, ...] = ("loss",)
+_MODULES = (loss,)
