@@ -164,7 +164,9 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
         "X:float* Y:float* mask:uint8_t* size,seed,stream,keep_threshold:uint32_t "
         "scale:float streams:uint32_t"
     ),
-    "dm_dropout_grad_args_t": _fields("dY:float* mask:uint8_t* dX:float* size:uint32_t scale:float"),
+    "dm_dropout_grad_args_t": _fields(
+        "dY:float* mask:uint8_t* dX:float* size:uint32_t scale:float"
+    ),
 }
 
 #: the enumerations some uint32_t fields hold (their C constants, in order)

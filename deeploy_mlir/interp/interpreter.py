@@ -41,8 +41,8 @@ from deeploy_mlir.interp.attrs import (  # noqa: F401  (re-exported)
     loss_output_name,
     np_dtype,
 )
-from deeploy_mlir.interp.reference import compute
 from deeploy_mlir.interp.families.loss import STEP as dropout_step
+from deeploy_mlir.interp.reference import compute
 
 
 @dataclass

@@ -25,7 +25,8 @@ ones above it in this list):
 * `interfaces` -- `AliasingInterface`, `IterationSpaceInterface`;
 * `base` -- `TrainingComputeOp` and the mixins of the op families;
 * op families: `elementwise`, `gemm`, `norm` (softmax, norms, losses,
-  reductions), `loss` (log-softmax, dropout), `optimizer`, `conv`, `pool`; `memory` (constants, arena views);
+  reductions), `loss` (log-softmax, dropout), `optimizer`, `conv`, `pool`;
+  `memory` (constants, arena views);
 * `meta` -- the registered metadata attributes (`#training.arg`,
   `#training.result`, `#training.inplace`, `#training.arena`,
   `#training.regime`) and the typed view every reader and writer goes through.

@@ -22,6 +22,7 @@ from xdsl.ir.affine import AffineMap
 from xdsl.irdl import irdl_op_definition, prop_def
 from xdsl.utils.exceptions import VerifyException
 
+from deeploy_mlir.config import DEFAULT_SEED as DEFAULT_SEED  # the masks' when no --seed
 from deeploy_mlir.dialects.training.base import (
     ElementwiseAliasing,
     ElementwiseSpace,
@@ -40,9 +41,6 @@ from deeploy_mlir.dialects.training.shapes import (
     is_int,
     shape_of,
 )
-
-#: the seed of the dropout masks when none is given (`--seed`)
-DEFAULT_SEED = 20240229
 
 i1 = IntegerType(1)
 
@@ -96,7 +94,7 @@ def _check_ratio(ratio: float) -> None:
 def keep_threshold(ratio: float) -> int:
     """An element is kept when its 24 high bits are below this: round((1 -
     ratio) * 2^24), the ratio taken as a float32 (2^24 keeps every element)."""
-    return int(round((1.0 - float(np.float32(ratio))) * (1 << 24)))
+    return round((1.0 - float(np.float32(ratio))) * (1 << 24))
 
 
 def dropout_scale(ratio: float) -> float:

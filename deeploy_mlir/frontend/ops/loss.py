@@ -93,9 +93,7 @@ def sce_grad(im: Importer, node: onnx.NodeProto) -> None:
         dy, lp, lab = im.value(node, 0), im.value(node, 1), im.value(node, 2)
     im.bind(
         node,
-        im.emit(
-            node, T.SoftmaxCrossEntropyLossGradOp, [dy, lp, lab], _props(node)
-        ),
+        im.emit(node, T.SoftmaxCrossEntropyLossGradOp, [dy, lp, lab], _props(node)),
     )
 
 
@@ -152,7 +150,9 @@ def _static_scalar(im: Importer, node: onnx.NodeProto, i: int, what: str) -> np.
         )
     arr = np.asarray(im.inits[name])
     if arr.size != 1:
-        raise DeeployError(f"{node_label(node)}: the {what} must be a scalar, got shape {arr.shape}")
+        raise DeeployError(
+            f"{node_label(node)}: the {what} must be a scalar, got shape {list(arr.shape)}"
+        )
     return arr.reshape(())
 
 
