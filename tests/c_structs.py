@@ -20,7 +20,12 @@ from pathlib import Path
 
 RT = Path(__file__).resolve().parents[1] / "runtime_c"
 
-_SCALARS = {"uint32_t": ctypes.c_uint32, "float": ctypes.c_float, "int32_t": ctypes.c_int32}
+_SCALARS = {
+    "uint32_t": ctypes.c_uint32,
+    "float": ctypes.c_float,
+    "int32_t": ctypes.c_int32,
+    "int64_t": ctypes.c_int64,
+}
 
 
 @dataclass

@@ -23,7 +23,15 @@ import numpy as np
 import pytest
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, TensorType, f32, i64
+from xdsl.dialects.builtin import (
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    f32,
+    i64,
+)
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Attribute, Block, Region
 
@@ -39,7 +47,7 @@ GCC = shutil.which("gcc")
 
 # ---------------------------------------------------------------- ops
 
-XDSL_ELEM = {np.float32: f32, np.int64: i64}
+XDSL_ELEM = {np.float32: f32, np.int64: i64, np.bool_: IntegerType(1)}
 
 #: the outputs of a buffer-form op: (shape, numpy dtype) each
 Outs = Sequence[tuple[Sequence[int], Any]]

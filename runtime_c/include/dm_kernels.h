@@ -11,7 +11,6 @@
 #include "dm_elementwise.h"
 #include "dm_gelu.h"
 #include "dm_gemm.h"
-#include "dm_kernels_ext.h"
 #include "dm_layernorm.h"
 #include "dm_loss.h"
 #include "dm_optimizer.h"
@@ -19,5 +18,6 @@
 #include "dm_reduce.h"
 #include "dm_softmax.h"
 #include "dm_transpose.h"
+#include "dm_kernels_ext.h"
 
 #endif
