@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import io
 import json
 import sys
@@ -79,6 +80,7 @@ def _cli(*argv: str) -> str:
     return out.getvalue()
 
 
+@functools.cache
 def minimal_l1(d: Path) -> int:
     """`deeploy-mlir minimal-l1 DIR --buffering double`'s tiled budget."""
     return int(
@@ -416,7 +418,8 @@ def test_log_softmax_graph_trains_like_the_plain_one(tmp_path: Path) -> None:
     assert {type(op) for op in m.module.walk()} >= {T.LogSoftmaxOp, T.LogSoftmaxGradOp}
     opts = ("--data", str(tmp_path / "data.npz"), "--steps", "2", "--accum", "2")
     base = lower_and_run(tmp_path / "plain.onnx", tmp_path / "p0", *opts, "--tiling", "untiled")
-    for i, extra in enumerate((("--tiling", "untiled"), ("--buffering", "double", "--l1", "4096"))):
+    l1 = str(minimal_l1(tmp_path / "ls.onnx"))
+    for i, extra in enumerate((("--tiling", "untiled"), ("--buffering", "double", "--l1", l1))):
         got = lower_and_run(tmp_path / "ls.onnx", tmp_path / f"p{i + 1}", *opts, *extra)
         assert got.params.keys() == base.params.keys()
         for k, v in base.params.items():
@@ -443,3 +446,66 @@ def test_the_runtime_declares_the_dropout_step() -> None:
         in (RT / "include" / "dm_kernels_ext.h").read_text()
     )
     assert "dm_dropout_args_t" in header().structs
+
+
+# --------------------------------------------------------------------------- translation validation
+
+
+FAMILY_OPS = (T.DropoutOp, T.DropoutGradOp, T.LogSoftmaxOp, T.LogSoftmaxGradOp)
+FAMILY_OPS += (T.SoftmaxCrossEntropyLossOp, T.SoftmaxCrossEntropyLossGradOp)
+
+
+def _tv_models(exported: Path, tmp: Path) -> list[tuple[Path, Path | None]]:
+    """(model, data) of the family's ops: dropout and its gradient, the
+    ignore_index loss, log-softmax and its gradient (hand-built graph)."""
+    plain, _ = deeploy_mlp(batch=4, fin=6, classes=5, seed=3)
+    onnx.save(_with_log_softmax(plain), tmp / "ls.onnx")
+    rng = np.random.default_rng(4)
+    np.savez(
+        tmp / "ls.npz",
+        x=rng.standard_normal((4, 4, 6)).astype(np.float32),
+        labels=rng.integers(0, 5, (4, 4)).astype(np.int64),
+    )
+    return [
+        (exported / "mlp_dropout", None),
+        (exported / "loss_ce_ignore", None),
+        (tmp / "ls.onnx", tmp / "ls.npz"),
+    ]
+
+
+@pytest.mark.parametrize("tiled", [False, True], ids=["l2", "tiled-double"])
+def test_every_pass_preserves_the_numbers(exported: Path, tmp_path: Path, tiled: bool) -> None:
+    """Each model interpreted (2 steps x 2 mini-batches) before and after each
+    pass of the L2 pipeline, or of a tiled double-buffered one at 2 KiB of L1
+    (the largest ops whole, the others in many tiles), gives the same numbers."""
+    from deeploy_mlir.config import CompileConfig
+    from deeploy_mlir.pipeline import l2_pipeline, make_context, pipeline
+
+    for model, npz in _tv_models(exported, tmp_path):
+        m = import_model(model, seed=11)
+        if npz is None:
+            npz = model / "data.npz"
+        data = load_data(npz, m, 4)
+        module = m.module
+        loss = loss_output_name(module)
+
+        def train(module=module, m=m, data=data, loss=loss):
+            return TrainingSession(module, m.params).train(data, 2, 2, 0.05, loss)
+
+        ref_losses, ref_params = train()
+        passes = (
+            pipeline(CompileConfig(l1=minimal_l1(model), buffering="double"))
+            if tiled
+            else l2_pipeline()
+        )
+        ctx = make_context()
+        for p in passes:
+            p.apply(ctx, module)
+            module.verify()
+            losses, params = train()
+            np.testing.assert_allclose(losses, ref_losses, rtol=1e-5, err_msg=p.name)
+            for k, v in ref_params.items():
+                np.testing.assert_allclose(params[k], v, rtol=1e-5, atol=1e-7, err_msg=p.name)
+        # the family's ops went through every pass (in buffer form now)
+        ops = [op for op in module.walk() if isinstance(op, FAMILY_OPS)]
+        assert ops and all(op.is_buffer_form for op in ops)
