@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import I64, AnyFloat, FloatAttr, IntegerAttr, IntegerType, f32
+from xdsl.dialects.builtin import I64, AnyFloat, FloatAttr, IntegerAttr, IntegerType, f32, i64
 from xdsl.ir import Attribute, Operation
 from xdsl.ir.affine import AffineMap
 from xdsl.irdl import irdl_op_definition, prop_def
@@ -134,9 +134,9 @@ class DropoutOp(TrainingComputeOp, AliasingInterface, IterationSpaceInterface):
     name = "training.dropout"
     N_OUTS: ClassVar[int] = 2
     ratio = prop_def(FloatAttr[AnyFloat], default_value=FloatAttr(0.5, f32))
-    seed = prop_def(IntegerAttr[I64], default_value=IntegerAttr(DEFAULT_SEED, 64))
-    stream = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, 64))
-    streams = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, 64))
+    seed = prop_def(IntegerAttr[I64], default_value=IntegerAttr(DEFAULT_SEED, i64))
+    stream = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
+    streams = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, i64))
 
     def ratio_value(self) -> float:
         return float(self.ratio.value.data)
@@ -198,7 +198,7 @@ def number_dropouts(module: Operation, seed: int) -> int:
         raise ValueError(f"the seed {seed} is not in [0, 2^32)")
     drops = [op for op in module.walk() if isinstance(op, DropoutOp)]
     for k, op in enumerate(drops):
-        op.seed = IntegerAttr(seed, 64)
-        op.stream = IntegerAttr(k, 64)
-        op.streams = IntegerAttr(len(drops), 64)
+        op.seed = IntegerAttr(seed, i64)
+        op.stream = IntegerAttr(k, i64)
+        op.streams = IntegerAttr(len(drops), i64)
     return len(drops)

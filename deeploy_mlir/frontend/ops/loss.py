@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f32, i64
-from xdsl.ir import Attribute
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
@@ -41,9 +40,9 @@ def _reduction(node: onnx.NodeProto) -> StringAttr:
     return StringAttr(red)
 
 
-def _props(node: onnx.NodeProto) -> dict[str, Attribute]:
+def _props(node: onnx.NodeProto) -> Props:
     """reduction, and ignore_index when the node has it (torch always writes -100)."""
-    props: dict[str, Attribute] = {"reduction": _reduction(node)}
+    props: Props = {"reduction": _reduction(node)}
     ii = attrs(node).get("ignore_index")
     if ii is not None:
         props["ignore_index"] = IntegerAttr(int(ii), i64)
