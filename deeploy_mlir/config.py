@@ -15,6 +15,9 @@ Buffering = Literal["single", "double", "double-l3"]
 Level = Literal["L2", "L3"]
 Regime = Literal["auto", "resident", "spill", "stream"]
 
+#: the dropout masks' seed when --seed is not given (any fixed number: runs repeat)
+DEFAULT_SEED = 20240229
+
 TILINGS: tuple[Tiling, ...] = ("tiled", "untiled", "none")
 BUFFERINGS: tuple[Buffering, ...] = ("single", "double", "double-l3")
 
@@ -58,3 +61,5 @@ class CompileConfig:
     lr: float = 0.01
     l1_as_l2: bool = False
     verify_each: bool = True
+    #: --seed: the dropout masks' (each dropout node and mini-batch its own stream)
+    seed: int = DEFAULT_SEED

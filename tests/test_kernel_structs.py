@@ -40,7 +40,7 @@ def test_field_types_are_those_the_dialect_checks() -> None:
         for _, ctype in fields:
             assert (
                 ctype in _PTR_TYPES
-                or ctype in ("uint32_t", "float")
+                or ctype in ("uint32_t", "float", "int64_t")
                 or (ctype.startswith("uint32_t["))
             ), ctype
 

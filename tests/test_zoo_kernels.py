@@ -181,6 +181,7 @@ class DropoutArgs(ctypes.Structure):
         ("stream", U32),
         ("keep_threshold", U32),
         ("scale", F),
+        ("streams", U32),
     ]
 
 

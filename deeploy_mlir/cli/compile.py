@@ -77,7 +77,7 @@ def compile_model(
     from deeploy_mlir import progress
 
     progress.stage(f"import {args.model}")
-    model = import_model(args.model, args.params)
+    model = import_model(args.model, args.params, seed=cfg.seed)
     steps, accum = cfg.steps, cfg.accum
     check_minibatches(model, steps, accum)  # before any array is made or read
     n = steps * accum

@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from deeploy_mlir.config import CompileConfig
+from deeploy_mlir.config import DEFAULT_SEED, CompileConfig
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.outputs import Input, inputs_of
 
@@ -111,6 +111,7 @@ def config_of(args: argparse.Namespace) -> CompileConfig:
         lr=getattr(args, "lr", 0.01),
         l1_as_l2=args.l1_as_l2,
         verify_each=getattr(args, "verify_each", True),
+        seed=getattr(args, "seed", DEFAULT_SEED),
     )
 
 

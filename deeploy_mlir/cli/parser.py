@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from deeploy_mlir.config import BUFFERINGS, TILINGS, CompileConfig
+from deeploy_mlir.config import BUFFERINGS, DEFAULT_SEED, TILINGS, CompileConfig
 
 
 class _Parser(argparse.ArgumentParser):
@@ -241,6 +241,28 @@ def _train_opts(p: argparse.ArgumentParser, data_required: bool) -> None:
         help="mini-batches accumulated per optimizer step (default 1)",
     )
     p.add_argument("--lr", type=_lr, default=0.01, help="SGD learning rate (default 0.01)")
+    _seed_opt(p)
+
+
+def _seed(s: str) -> int:
+    try:
+        v = int(s, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed must be an integer, got '{s}'") from None
+    if not 0 <= v <= MAX_BUDGET:
+        raise argparse.ArgumentTypeError(f"--seed must be in [0, {MAX_BUDGET}], got {v}")
+    return v
+
+
+def _seed_opt(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--seed",
+        type=_seed,
+        default=DEFAULT_SEED,
+        metavar="N",
+        help="seed of the dropout masks, an unsigned 32-bit integer; each dropout node and "
+        f"mini-batch draws its own stream from it (default {DEFAULT_SEED})",
+    )
 
 
 def _force(p: argparse.ArgumentParser, what: str) -> None:
@@ -453,6 +475,7 @@ def _test_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         "as lower's -o OUT",
     )
     _force(te, "--keep OUT")
+    _seed_opt(te)
     te.add_argument(
         "--on",
         choices=("host", "gvsoc"),

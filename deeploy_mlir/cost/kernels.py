@@ -74,6 +74,10 @@ FAMILY: dict[str, str] = {
     "training.clip": "elementwise",
     "training.adamw": "optimizer",
     "training.step_count": "elementwise",
+    "training.log_softmax": "loss",
+    "training.log_softmax_grad": "loss",
+    "training.dropout": "elementwise",
+    "training.dropout_grad": "elementwise",
 }
 
 

@@ -9,7 +9,8 @@ typed property:
 * a pointer or index operand (`#kernel.arg`: the op's next operand; memrefs
   for pointers, an index for a `uint32_t` such as a tile origin),
 * `#kernel.null` (a NULL pointer),
-* an unsigned 32-bit integer (`ui32`), an array of them (`array<i64: ...>`,
+* an unsigned 32-bit integer (`ui32`), a signed 64-bit one (`i64`, written
+  `-100 : i64`, for an `int64_t` field), an array of them (`array<i64: ...>`,
   as long as the C array), an `f32` float,
 * an enumerator (a string attribute: the C constant's name).
 
@@ -179,6 +180,23 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
         "correct_bias,adam_mode:uint32_t"
     ),
     "dm_step_count_args_t": _fields("count:int64_t* update_signal:uint8_t* out:int64_t*"),
+    # dm_kernels_ext.h (issue 20's zoo): losses, log-softmax, dropout
+    "dm_sce_ii_args_t": _fields(
+        "logits:float* labels:int64_t* log_prob:float* row_loss:float* loss:float* "
+        "batch,classes,reduction,has_ignore:uint32_t ignore_index:int64_t"
+    ),
+    "dm_sce_ii_grad_args_t": _fields(
+        "dY:float* log_prob:float* labels:int64_t* dX:float* "
+        "batch,classes,reduction,has_ignore:uint32_t ignore_index:int64_t"
+    ),
+    "dm_log_softmax_args_t": _fields("X:float* Y:float* out:float* outer,len,inner:uint32_t"),
+    "dm_dropout_args_t": _fields(
+        "X:float* Y:float* mask:uint8_t* size,seed,stream,keep_threshold:uint32_t "
+        "scale:float streams:uint32_t"
+    ),
+    "dm_dropout_grad_args_t": _fields(
+        "dY:float* mask:uint8_t* dX:float* size:uint32_t scale:float"
+    ),
 }
 
 _UNARY_EXT_OPS = "SIGMOID TANH LEAKY_RELU CLIP ABS SIGN NEG LOG EXP SQRT RECIPROCAL QUICK_GELU"
@@ -216,6 +234,8 @@ ENUM_FIELDS: dict[tuple[str, str], str] = {
     ("dm_unary_grad_args_t", "op"): "dm_unary_grad_op_e",
     ("dm_compare_args_t", "op"): "dm_compare_op_e",
     ("dm_cast_args_t", "op"): "dm_cast_op_e",
+    ("dm_sce_ii_args_t", "reduction"): "dm_reduction_e",
+    ("dm_sce_ii_grad_args_t", "reduction"): "dm_reduction_e",
 }
 
 #: every kernel (a `void NAME(void *args)` of runtime_c) and the struct it takes
@@ -261,6 +281,13 @@ KERNELS: dict[str, str] = {
     "dm_cast": "dm_cast_args_t",
     "dm_adamw_fp32": "dm_adamw_args_t",
     "dm_step_count_i64": "dm_step_count_args_t",
+    "dm_sce_ii_logprob_fp32": "dm_sce_ii_args_t",
+    "dm_sce_ii_reduce_fp32": "dm_sce_ii_args_t",
+    "dm_sce_ii_grad_fp32": "dm_sce_ii_grad_args_t",
+    "dm_log_softmax_fp32": "dm_log_softmax_args_t",
+    "dm_log_softmax_grad_fp32": "dm_log_softmax_args_t",
+    "dm_dropout_fp32": "dm_dropout_args_t",
+    "dm_dropout_grad_fp32": "dm_dropout_grad_args_t",
 }
 
 #: the memref element type each pointer field's C type points to (void: any)
@@ -507,6 +534,10 @@ def _value_problem(ctype: str, enum: str | None, value: Attribute | SSAValue) ->
         return _pointer_problem(ctype, value)
     if n is not None:
         return _array_problem(n, value)
+    if ctype == "int64_t":
+        if not isinstance(value, IntegerAttr) or value.type != i64:
+            return "takes an i64 integer"
+        return None
     if ctype == "float":
         if not isinstance(value, FloatAttr) or value.type != f32:
             return "takes an f32 float"
@@ -525,6 +556,8 @@ def _value_text(value: Attribute) -> str:
     match value:
         case NullAttr():
             return "null"
+        case IntegerAttr() if value.type == i64:
+            return f"{value.value.data} : i64"
         case IntegerAttr():
             return str(value.value.data)
         case DenseArrayBase():
@@ -556,6 +589,9 @@ def _parse_value(parser: Parser) -> object:
     if isinstance(num, float):
         return f32_attr(num)
     if isinstance(num, int):
+        if parser.parse_optional_punctuation(":") is not None:
+            parser.parse_keyword("i64")
+            return IntegerAttr(num, i64)
         if not 0 <= num <= _U32_MAX:
             parser.raise_error(f"{num} is not an unsigned 32-bit integer")
         return u32(num)

@@ -36,6 +36,21 @@ def label_classes(module: ModuleOp) -> dict[int, int]:
     return out
 
 
+def label_ignored(module: ModuleOp) -> dict[int, int]:
+    """training_step argument index -> the ignore_index of the loss its labels
+    feed (a label that is not a class but allowed)."""
+    fn = func_named(module, "training_step")
+    out: dict[int, int] = {}
+    block = fn.body.blocks.first
+    assert block is not None
+    for op in block.ops:
+        if isinstance(op, T.SoftmaxCrossEntropyLossOp) and op.ignore_index is not None:
+            labels = op.ins[-1]
+            if labels in block.args:
+                out[block.args.index(labels)] = op.ignore_index.value.data
+    return out
+
+
 def check_minibatches(model: ImportedModel, steps: int, accum: int) -> None:
     """`--steps` x `--accum` mini-batches: their count must fit the harness's
     32-bit counters and their inputs (compiled into the program, data.h) the 4
@@ -83,6 +98,7 @@ def load_data(path: str | Path, model: ImportedModel, minibatches: int) -> dict[
     if missing:
         raise DeeployError(f"{p}: no array for graph input '{missing[0]}'")
     classes = label_classes(model.module)
+    ignored = label_ignored(model.module)
     index = {a.name: i for i, a in enumerate(model.train_args)}
     out: dict[str, np.ndarray] = {}
     given = minibatches
@@ -108,8 +124,10 @@ def load_data(path: str | Path, model: ImportedModel, minibatches: int) -> dict[
                 raise DeeployError(f"{p}: array '{a.name}' must hold integers, got {arr.dtype}")
             arr = converted(p, a.name, arr, np.int64)
             n = classes.get(index[a.name])
-            if n is not None and arr.size and (arr.min() < 0 or arr.max() >= n):
-                bad = int(arr.min()) if arr.min() < 0 else int(arr.max())
+            ignore = ignored.get(index[a.name])
+            labels = arr if ignore is None else arr[arr != ignore]
+            if n is not None and labels.size and (labels.min() < 0 or labels.max() >= n):
+                bad = int(labels.min()) if labels.min() < 0 else int(labels.max())
                 raise DeeployError(f"{p}: array '{a.name}' holds the label {bad}, outside [0, {n})")
         else:
             arr = converted(p, a.name, arr, a.dtype)

@@ -38,6 +38,7 @@ from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
+from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.frontend.core import (
     FOLDERS,
@@ -83,8 +84,11 @@ __all__ = ["ArgInfo", "ImportedModel", "import_model"]
 OP_FAMILIES = FAMILIES
 
 
-def import_model(path: str | Path, params_file: str | Path | None = None) -> ImportedModel:
-    """Import an artifact directory or a single training ONNX file."""
+def import_model(
+    path: str | Path, params_file: str | Path | None = None, seed: int = T.DEFAULT_SEED
+) -> ImportedModel:
+    """Import an artifact directory or a single training ONNX file; `seed`:
+    the dropout masks' (`--seed`; each dropout op gets its own stream)."""
     p = Path(path)
     if p.is_dir():
         train_path = p / "training_model.onnx"
@@ -104,7 +108,9 @@ def import_model(path: str | Path, params_file: str | Path | None = None) -> Imp
     im.params_file = str(params_file) if given is not None else None
     if checkpoint is not None:
         im.opt_state = load_optimizer_state(ckpt)
-    return _run(im)
+    model = _run(im)
+    T.number_dropouts(model.module, seed)
+    return model
 
 
 def _run(im: Importer) -> ImportedModel:

@@ -41,6 +41,7 @@ from deeploy_mlir.interp.attrs import (  # noqa: F401  (re-exported)
     loss_output_name,
     np_dtype,
 )
+from deeploy_mlir.interp.families.loss import STEP as dropout_step
 from deeploy_mlir.interp.reference import compute
 
 
@@ -287,7 +288,11 @@ class TrainingSession:
                 mb = s * accum + a
                 feeds = {k: v[mb] for k, v in data.items()}
                 feeds["lazy_reset_grad"] = np.array([a == 0])
-                out = self.call("training_step", feeds)
+                token = dropout_step.set(mb)  # the C harness's dm_dropout_step
+                try:
+                    out = self.call("training_step", feeds)
+                finally:
+                    dropout_step.reset(token)
                 if loss_name is not None:
                     losses.append(float(out[loss_name].reshape(-1)[0]))
             self.call("optimizer_step", {"learning_rate": np.array([lr], dtype=np.float32)})

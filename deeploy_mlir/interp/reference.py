@@ -35,26 +35,44 @@ def _binary(op: T.BinaryOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
     return [fn(a, b).astype(F32)]
 
 
+def _kept(
+    op: T.SoftmaxCrossEntropyLossOp | T.SoftmaxCrossEntropyLossGradOp, labels: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which rows count (all but those labelled ignore_index) and their labels
+    (an ignored row's label replaced by 0, so that indexing stays in range)."""
+    labels = labels.astype(np.int64)
+    if op.ignore_index is None:
+        return np.ones(labels.shape, dtype=bool), labels
+    kept = labels != op.ignore_index.value.data
+    return kept, np.where(kept, labels, 0)
+
+
 def _sce(op: T.SoftmaxCrossEntropyLossOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
     x, labels = ins
     m = x.max(axis=1, keepdims=True)
     lse = np.log(np.exp(x - m).sum(axis=1, keepdims=True))
     log_prob = (x - m - lse).astype(F32)
-    picked = -log_prob[np.arange(x.shape[0]), labels.astype(np.int64)]
+    kept, lab = _kept(op, labels)
+    picked = -log_prob[np.arange(x.shape[0]), lab][kept]
     loss = picked.sum(dtype=F32)
     if op.reduction.data == "mean":
-        loss = loss / F32(x.shape[0])
+        with np.errstate(invalid="ignore"):  # every row ignored: 0 / 0, NaN (as torch)
+            loss = loss / F32(kept.sum())
     return [np.asarray(loss, dtype=F32), log_prob]
 
 
 def _sce_grad(op: T.SoftmaxCrossEntropyLossGradOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
     dy, log_prob, labels = ins
+    kept, lab = _kept(op, labels)
     g = np.exp(log_prob).astype(F32)
-    g[np.arange(g.shape[0]), labels.astype(np.int64)] -= F32(1.0)
+    g[np.arange(g.shape[0]), lab] -= F32(1.0)
     scale = F32(dy.reshape(-1)[0])
     if op.reduction.data == "mean":
-        scale = scale / F32(g.shape[0])
-    return [(g * scale).astype(F32)]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = scale / F32(kept.sum())
+    out = (g * scale).astype(F32)
+    out[~kept] = F32(0.0)
+    return [out]
 
 
 def _reduce_sum(op: T.ReduceSumOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:

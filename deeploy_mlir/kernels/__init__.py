@@ -19,6 +19,7 @@ from deeploy_mlir.kernels import (
     elementwise,
     layout,
     logic,
+    loss,
     matmul,
     norm_loss,
     optimizer,
@@ -38,4 +39,5 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("adamw", adamw.calls),
     ("batchnorm", batchnorm.calls),
     ("logic", logic.calls),
+    ("loss", loss.calls),
 )

@@ -7,6 +7,7 @@ from xdsl.ir import Attribute
 
 from deeploy_mlir.dialects import kernel as K
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.kernels import loss
 from deeploy_mlir.kernels.fields import (
     Call,
     Fields,
@@ -92,6 +93,10 @@ def calls(op: T.TrainingComputeOp) -> list[Call] | None:
             return [Call("dm_layernorm_fp32", "dm_layernorm_args_t", f, note)]
         case T.LayerNormGradOp():
             return _layernorm_grad_calls(op)
+        case T.SoftmaxCrossEntropyLossOp() | T.SoftmaxCrossEntropyLossGradOp() if (
+            op.ignore_index is not None
+        ):
+            return loss.sce_ignore_calls(op)
         case T.SoftmaxCrossEntropyLossOp():
             b, c = T.shape_of(ins[0].type)
             f = [

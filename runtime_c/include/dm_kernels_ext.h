@@ -202,9 +202,17 @@ static inline uint32_t dm_dropout_bits(uint32_t i, uint32_t seed, uint32_t strea
     return h;
 }
 
+/* The training step's mini-batch count (0 for the first mini-batch, then
+ * 1, 2, ...): the harness sets it before each RunTrainingNetwork() so that
+ * every mini-batch draws new masks. dropout.c defines it (0). */
+extern volatile uint32_t dm_dropout_step;
+
 /* Dropout (training): mask[i] = kept, Y[i] = kept ? X[i] * scale : 0,
- * scale = 1 / (1 - ratio) given by the caller (1 when ratio is 0). mask
- * may be NULL. Parallel over elements. Y may alias X. */
+ * scale = 1 / (1 - ratio) given by the caller (1 when ratio is 0), with the
+ * bits dm_dropout_bits(i, seed, dm_dropout_step * streams + stream):
+ * `streams` dropout nodes in the step, this one number `stream` of them
+ * (streams 0: the stream is `stream` whatever the step). mask may be NULL.
+ * Parallel over elements. Y may alias X. */
 typedef struct {
     const float *X;
     float *Y;
@@ -212,6 +220,7 @@ typedef struct {
     uint32_t size;
     uint32_t seed, stream, keep_threshold;
     float scale;
+    uint32_t streams;
 } dm_dropout_args_t;
 
 /* DropoutGrad: dX[i] = mask[i] ? dY[i] * scale : 0. dX may alias dY. */
@@ -234,18 +243,20 @@ void dm_dropout_grad_fp32(void *args);
  * dm_sce_ii_logprob_fp32, parallel over rows: mx = the row's max (first of
  *   equals), lse = logf(sum of expf(x - mx), in order),
  *   log_prob = x - mx - lse; row_loss[b] = ignored ? 0 : -log_prob[b, label]
+ *   (row_loss may be NULL: not written)
  * dm_sce_ii_reduce_fp32, core 0: sum = row_loss[0] + row_loss[1] + ... of
- *   the kept rows in order (from 0.0f); loss[0] = sum / (float)kept for
+ *   the kept rows in order (from 0.0f; -log_prob[b, label] when row_loss is
+ *   NULL); loss[0] = sum / (float)kept for
  *   DM_REDUCTION_MEAN (dm_loss.h's values: 0 mean, 1 sum), sum for SUM;
  *   kept = the number of rows not ignored (0 kept: 0 / 0, NaN, as torch). */
 typedef struct {
     const float *logits;
     const int64_t *labels;
     float *log_prob;
-    float *row_loss; /* scratch, batch floats */
+    float *row_loss; /* scratch, batch floats; NULL: the reduction reads log_prob */
     float *loss;
     uint32_t batch, classes;
-    uint32_t reduction;
+    uint32_t reduction; /* dm_reduction_e */
     uint32_t has_ignore;
     int64_t ignore_index;
 } dm_sce_ii_args_t;
@@ -259,7 +270,7 @@ typedef struct {
     const int64_t *labels;
     float *dX;
     uint32_t batch, classes;
-    uint32_t reduction;
+    uint32_t reduction; /* dm_reduction_e */
     uint32_t has_ignore;
     int64_t ignore_index;
 } dm_sce_ii_grad_args_t;

@@ -25,6 +25,7 @@ void dm_sce_ii_logprob_fp32(void *args)
         const float lse = logf(sum);
         for (uint32_t c = 0; c < classes; c++) lp[c] = x[c] - mx - lse;
         const int64_t label = a->labels[b];
+        if (a->row_loss == NULL) continue;
         a->row_loss[b] =
             dm_sce_ignored(a->has_ignore, a->ignore_index, label) ? 0.0f : -lp[(uint32_t)label];
     }
@@ -38,7 +39,8 @@ void dm_sce_ii_reduce_fp32(void *args)
     uint32_t kept = 0u;
     for (uint32_t b = 0; b < a->batch; b++) {
         if (dm_sce_ignored(a->has_ignore, a->ignore_index, a->labels[b])) continue;
-        sum += a->row_loss[b];
+        sum += a->row_loss != NULL ? a->row_loss[b]
+                                   : -a->log_prob[b * a->classes + (uint32_t)a->labels[b]];
         kept++;
     }
     a->loss[0] = a->reduction == 0u ? sum / (float)kept : sum; /* 0: DM_REDUCTION_MEAN */

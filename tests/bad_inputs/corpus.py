@@ -390,10 +390,31 @@ case(
     sce([2, 5], [2], loss=[2], reduction="none"),
 )
 case(
-    "sce_ignore_index",
+    "dropout_ratio_one",
     LOWER,
-    "{d}/m.onnx: node 'n0' (SoftmaxCrossEntropyLoss): ignore_index is not supported",
-    sce([2, 5], [2], ignore_index=0),
+    "{d}/m.onnx: node 'n0' (Dropout): ratio 1.0 is not in [0, 1)",
+    save(
+        model(
+            [helper.make_node("Dropout", ["a", "r", "t"], ["y", "m"], name="n0")],
+            [vi("a", [2, 3])],
+            [vi("y", [2, 3])],
+            [init("r", np.float32(1.0)), init("t", np.bool_(True))],
+        )
+    ),
+)
+case(
+    "dropout_ratio_computed",
+    LOWER,
+    "{d}/m.onnx: node 'n0' (Dropout): the ratio 'r' must be a constant (an initializer), "
+    "it is computed at run time",
+    save(
+        model(
+            [helper.make_node("Dropout", ["a", "r", "t"], ["y", "m"], name="n0")],
+            [vi("a", [2, 3]), vi("r", [])],
+            [vi("y", [2, 3])],
+            [init("t", np.bool_(True))],
+        )
+    ),
 )
 case(
     "sce_weights",

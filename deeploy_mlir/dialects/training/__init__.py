@@ -25,9 +25,10 @@ ones above it in this list):
 * `interfaces` -- `AliasingInterface`, `IterationSpaceInterface`;
 * `base` -- `TrainingComputeOp` and the mixins of the op families;
 * op families: `elementwise`, `activation` (unary functions and their
-  gradients), `gemm`, `norm` (softmax, norms, losses,
-  reductions), `optimizer`, `conv`, `pool`, `logic` (compare, logical, where,
-  cast, clip); `memory` (constants, arena views);
+  gradients), `gemm`, `norm` (softmax, norms, losses, reductions), `loss`
+  (log-softmax, dropout), `optimizer`, `adamw`, `batchnorm`, `conv`, `pool`,
+  `logic` (compare, logical, where, cast, clip); `memory` (constants, arena
+  views);
 * `meta` -- the registered metadata attributes (`#training.arg`,
   `#training.result`, `#training.inplace`, `#training.arena`,
   `#training.regime`) and the typed view every reader and writer goes through.
@@ -226,6 +227,33 @@ from deeploy_mlir.dialects.training.logic import (
 )
 from deeploy_mlir.dialects.training.logic import (
     float_of as float_of,
+)
+from deeploy_mlir.dialects.training.loss import (
+    DEFAULT_SEED as DEFAULT_SEED,
+)
+from deeploy_mlir.dialects.training.loss import (
+    DropoutGradOp as DropoutGradOp,
+)
+from deeploy_mlir.dialects.training.loss import (
+    DropoutOp as DropoutOp,
+)
+from deeploy_mlir.dialects.training.loss import (
+    LogSoftmaxGradOp as LogSoftmaxGradOp,
+)
+from deeploy_mlir.dialects.training.loss import (
+    LogSoftmaxOp as LogSoftmaxOp,
+)
+from deeploy_mlir.dialects.training.loss import (
+    dropout_keep as dropout_keep,
+)
+from deeploy_mlir.dialects.training.loss import (
+    dropout_scale as dropout_scale,
+)
+from deeploy_mlir.dialects.training.loss import (
+    keep_threshold as keep_threshold,
+)
+from deeploy_mlir.dialects.training.loss import (
+    number_dropouts as number_dropouts,
 )
 from deeploy_mlir.dialects.training.memory import (
     MEMORY_LEVELS as MEMORY_LEVELS,
@@ -531,6 +559,10 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
     ClipOp,
     AdamWOp,
     StepCountOp,
+    LogSoftmaxOp,
+    LogSoftmaxGradOp,
+    DropoutOp,
+    DropoutGradOp,
 )
 
 Training = Dialect(

@@ -92,12 +92,16 @@ class SceSpace(IterationSpaceInterface):
 
 @irdl_op_definition
 class SoftmaxCrossEntropyLossOp(TrainingComputeOp, SceSpace):
-    """(loss, log_prob) = SoftmaxCrossEntropyLoss(scores [B, C], labels [B] i64)."""
+    """(loss, log_prob) = SoftmaxCrossEntropyLoss(scores [B, C], labels [B] i64);
+    with ignore_index, rows of that label add nothing and a mean divides by
+    the number of the other rows (ONNX)."""
 
     name = "training.softmax_cross_entropy_loss"
     N_INS: ClassVar[tuple[int, int]] = (2, 2)
     N_OUTS: ClassVar[int] = 2
     reduction = prop_def(StringAttr, default_value=StringAttr("mean"))
+    #: rows whose label equals it count for nothing (ONNX ignore_index)
+    ignore_index = opt_prop_def(IntegerAttr[I64])
 
     def check_inputs(self) -> None:
         if not is_f32(self.ins[0].type):
@@ -110,11 +114,14 @@ class SoftmaxCrossEntropyLossOp(TrainingComputeOp, SceSpace):
 
 @irdl_op_definition
 class SoftmaxCrossEntropyLossGradOp(TrainingComputeOp, SceSpace):
-    """dScores = (exp(log_prob) - onehot(labels)) * dY [/ B when reduction = mean]."""
+    """dScores = (exp(log_prob) - onehot(labels)) * dY [/ B when reduction = mean];
+    with ignore_index, the rows of that label are 0 and the mean divides by
+    the number of the other rows."""
 
     name = "training.softmax_cross_entropy_loss_grad"
     N_INS: ClassVar[tuple[int, int]] = (3, 3)
     reduction = prop_def(StringAttr, default_value=StringAttr("mean"))
+    ignore_index = opt_prop_def(IntegerAttr[I64])
 
     def check_inputs(self) -> None:
         for i in (0, 1):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import jinja2
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from deeploy_mlir.dialects import dma
@@ -83,6 +83,8 @@ def _field_text(value: Attribute | SSAValue, cx: FnCtx) -> str:
             return cx.ptr(value)
         case K.NullAttr():
             return "NULL"
+        case IntegerAttr() if value.type == i64:  # an int64_t field
+            return f"INT64_C({value.value.data})"
         case IntegerAttr():
             return f"{value.value.data}u"
         case DenseArrayBase():

@@ -1,5 +1,8 @@
 """Losses: SoftmaxCrossEntropyLoss and com.microsoft SoftmaxCrossEntropyLossGrad
-in both conventions.
+in both conventions (with ignore_index: torch always writes -100), LogSoftmax
+and com.microsoft LogSoftmaxGrad_13, Dropout and com.microsoft DropoutGrad
+(ratio and training_mode constants; not in training mode or with ratio 0 the
+output is the input).
 
 * onnxruntime-training: the loss has (loss, log_prob) outputs; the gradient
   takes (dY, log_prob, labels).
@@ -13,11 +16,19 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f32, i64
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
-from deeploy_mlir.frontend.core import MS, Importer, attrs, handles, node_label, ssa_name
+from deeploy_mlir.frontend.core import (
+    MS,
+    Importer,
+    Props,
+    attrs,
+    handles,
+    node_label,
+    ssa_name,
+)
 
 
 def _reduction(node: onnx.NodeProto) -> StringAttr:
@@ -26,9 +37,16 @@ def _reduction(node: onnx.NodeProto) -> StringAttr:
     red = red.decode() if isinstance(red, bytes) else str(red)
     if red not in T.REDUCTIONS:
         raise DeeployError(f"{node_label(node)}: reduction '{red}' is not supported (mean, sum)")
-    if "ignore_index" in a:
-        raise DeeployError(f"{node_label(node)}: ignore_index is not supported")
     return StringAttr(red)
+
+
+def _props(node: onnx.NodeProto) -> Props:
+    """reduction, and ignore_index when the node has it (torch always writes -100)."""
+    props: Props = {"reduction": _reduction(node)}
+    ii = attrs(node).get("ignore_index")
+    if ii is not None:
+        props["ignore_index"] = IntegerAttr(int(ii), i64)
+    return props
 
 
 @handles("SoftmaxCrossEntropyLoss")
@@ -39,7 +57,7 @@ def sce(im: Importer, node: onnx.NodeProto) -> None:
         node,
         T.SoftmaxCrossEntropyLossOp,
         [im.value(node, 0), im.value(node, 1)],
-        {"reduction": _reduction(node)},
+        _props(node),
         n_results=2,
     )
     outs = [o for o in node.output]
@@ -74,7 +92,103 @@ def sce_grad(im: Importer, node: onnx.NodeProto) -> None:
         dy, lp, lab = im.value(node, 0), im.value(node, 1), im.value(node, 2)
     im.bind(
         node,
-        im.emit(
-            node, T.SoftmaxCrossEntropyLossGradOp, [dy, lp, lab], {"reduction": _reduction(node)}
-        ),
+        im.emit(node, T.SoftmaxCrossEntropyLossGradOp, [dy, lp, lab], _props(node)),
     )
+
+
+# --------------------------------------------------------------------------
+# LogSoftmax and com.microsoft LogSoftmaxGrad_13
+# --------------------------------------------------------------------------
+
+
+def _log_softmax_axis(im: Importer, node: onnx.NodeProto, rank: int) -> Props:
+    """The normalized axis (default -1; before opset 13 the input is flattened
+    to 2-D at the axis, default 1, which is a log-softmax along the axis only
+    when it is the last one)."""
+    old = node.op_type == "LogSoftmax" and im.opset() < 13
+    axis = int(attrs(node).get("axis", 1 if old else -1))
+    if not -rank <= axis < rank:
+        raise DeeployError(f"{node_label(node)}: axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    if old and axis != rank - 1:
+        raise DeeployError(
+            f"{node_label(node)}: LogSoftmax before opset 13 flattens its input to 2-D at axis "
+            f"{axis}; only the last axis ({rank - 1}) is supported for rank {rank}"
+        )
+    return {"axis": IntegerAttr(axis, i64)}
+
+
+@handles("LogSoftmax")
+def log_softmax(im: Importer, node: onnx.NodeProto) -> None:
+    x = im.value(node, 0)
+    props = _log_softmax_axis(im, node, len(T.shape_of(x.type)))
+    im.bind(node, im.emit(node, T.LogSoftmaxOp, [x], props))
+
+
+@handles(f"{MS}:LogSoftmaxGrad_13", schema="LogSoftmax")
+def log_softmax_grad(im: Importer, node: onnx.NodeProto) -> None:
+    dy, y = im.value(node, 0), im.value(node, 1)
+    props = _log_softmax_axis(im, node, len(T.shape_of(y.type)))
+    im.bind(node, im.emit(node, T.LogSoftmaxGradOp, [dy, y], props))
+
+
+# --------------------------------------------------------------------------
+# Dropout and com.microsoft DropoutGrad
+# --------------------------------------------------------------------------
+
+
+def _static_scalar(im: Importer, node: onnx.NodeProto, i: int, what: str) -> np.ndarray | None:
+    """Input #i's value (None: the input is not given); it must be a constant."""
+    if i >= len(node.input) or not node.input[i]:
+        return None
+    name = node.input[i]
+    if name not in im.inits:
+        raise DeeployError(
+            f"{node_label(node)}: the {what} '{name}' must be a constant (an initializer), "
+            "it is computed at run time"
+        )
+    arr = np.asarray(im.inits[name])
+    if arr.size != 1:
+        raise DeeployError(
+            f"{node_label(node)}: the {what} must be a scalar, got shape {list(arr.shape)}"
+        )
+    return arr.reshape(())
+
+
+def _dropout_ratio(im: Importer, node: onnx.NodeProto, ratio_in: int, mode_in: int) -> float:
+    """The ratio of elements dropped: 0 when not in training mode (ONNX's
+    default: training_mode false, ratio 0.5)."""
+    mode = _static_scalar(im, node, mode_in, "training_mode")
+    if mode is None or not bool(mode):
+        return 0.0
+    r = _static_scalar(im, node, ratio_in, "ratio")
+    ratio = float(r) if r is not None else float(attrs(node).get("ratio", 0.5))
+    if not 0.0 <= ratio < 1.0:
+        raise DeeployError(f"{node_label(node)}: ratio {ratio} is not in [0, 1)")
+    return ratio
+
+
+@handles("Dropout", optional_outputs=True)
+def dropout(im: Importer, node: onnx.NodeProto) -> None:
+    x = im.value(node, 0)
+    ratio = _dropout_ratio(im, node, 1, 2)
+    wants_mask = len(node.output) > 1 and bool(node.output[1])
+    if ratio == 0.0 and not wants_mask:
+        im.bind(node, [x])  # keeps every element, scale 1: Y is X
+        return
+    props: Props = {"ratio": FloatAttr(ratio, f32)}
+    im.bind(node, im.emit(node, T.DropoutOp, [x], props, n_results=2))
+
+
+@handles(f"{MS}:DropoutGrad", schema="Dropout")
+def dropout_grad(im: Importer, node: onnx.NodeProto) -> None:
+    dy, mask = im.value(node, 0), im.value(node, 1)
+    ratio = _dropout_ratio(im, node, 2, 3) if len(node.input) > 3 else None
+    if ratio is None:  # no training_mode input: DropoutGrad is the training-mode gradient
+        r = _static_scalar(im, node, 2, "ratio")
+        ratio = float(r) if r is not None else 0.5
+    if ratio == 0.0:
+        im.bind(node, [dy])  # every element kept, scale 1
+        return
+    props: Props = {"ratio": FloatAttr(ratio, f32)}
+    im.bind(node, im.emit(node, T.DropoutGradOp, [dy, mask], props))

@@ -4,11 +4,12 @@ every family; a new family is a module here plus its line below."""
 
 from __future__ import annotations
 
-from deeploy_mlir.interp.families import activation, adamw, batchnorm, logic
+from deeploy_mlir.interp.families import activation, adamw, batchnorm, logic, loss
 
 FAMILIES: tuple[str, ...] = (
     activation.__name__,
     adamw.__name__,
     batchnorm.__name__,
     logic.__name__,
+    loss.__name__,
 )

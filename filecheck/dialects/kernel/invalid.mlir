@@ -257,3 +257,14 @@ func.func @f(%a: memref<4xf32>, %i: index) {
   func.return
 }
 
+
+// -----
+
+// a ui32 integer for an int64_t field (ignore_index wants `N : i64`)
+// CHECK:      {{^}}kernel.call @dm_sce_ii_grad_fp32: field 'ignore_index' (int64_t) takes an i64 integer{{$}}
+// CHECK:      | Operation does not verify: kernel.call @dm_sce_ii_grad_fp32: field 'ignore_index' (int64_t) takes an i64 integer{{$}}
+
+func.func @f(%a: memref<4xf32>, %i: index) {
+  kernel.call @dm_sce_ii_grad_fp32 dm_sce_ii_grad_args_t {ignore_index = 100}
+  func.return
+}
