@@ -64,12 +64,6 @@ MODELS = {m.name: m for m in zoo.zoo()}
 #: the model trains.
 MS = "com.microsoft:"
 EXPECTED_REFUSALS: dict[str, tuple[str, ...]] = {
-    "mlp_dropout": ("Dropout",),
-    "loss_ce_ignore": ("SoftmaxCrossEntropyLoss",),  # its ignore_index
-    "inside_ce": ("SoftmaxCrossEntropyLoss",),  # ignore_index=-100, always exported
-    "inside_ce_ignored": ("SoftmaxCrossEntropyLoss",),
-    "inside_ce_smooth": ("LogSoftmax", "Neg", "SoftmaxCrossEntropyLoss"),
-    "inside_nll": ("SoftmaxCrossEntropyLoss",),
     "embedding_mean": (f"{MS}GatherGrad", f"{MS}Scale"),
     "embedding_lm": (f"{MS}GatherGrad", "Tanh", "SoftmaxCrossEntropyLoss"),
     "mha": ("Split", f"{MS}Scale"),
