@@ -255,3 +255,12 @@ def test_minimal_l1(tmp_path: Path) -> None:
             *single,
         )
         assert bad.code == 2
+
+
+def test_an_op_without_loop_dims_has_one_choice() -> None:
+    """A scalar op (rank 0: a loss's sum, a scale) has nothing to tile: the
+    empty combination, found by either search (it used to fail in numpy)."""
+    ops = [Operand((), 4, True, False), Operand((), 4, False, True)]
+    model = CostModel(100, 8)
+    assert solve_front([], set(), ops, 64, model) == ([], "")
+    assert solve_z3([], set(), ops, 64, model, DEFAULT_RLIMIT) == ([], "")

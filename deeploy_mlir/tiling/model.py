@@ -485,7 +485,10 @@ def combinations(
     per_dim: Sequence[Sequence[int]], dims: Sequence[int], hs: Sequence[Halo] = ()
 ) -> Combos:
     """Every combination of the sizes of `per_dim` (in `itertools.product`
-    order), the input dim of each halo set from its output dim's tile."""
+    order), the input dim of each halo set from its output dim's tile. An op
+    without loop dims (a scalar's) has one combination, the empty one."""
+    if not per_dim:
+        return np.zeros((1, 0), dtype=np.int64)
     grids = np.meshgrid(*[np.asarray(c, dtype=np.int64) for c in per_dim], indexing="ij")
     t = np.stack([g.reshape(-1) for g in grids], axis=1)
     for h in hs:
