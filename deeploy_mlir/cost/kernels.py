@@ -12,6 +12,9 @@ so a tile of an op costs what its tile shapes say:
   pooling: N·C·H·W;
 - elementwise ops, accumulation and SGD: one per output element; reduce_sum
   and the loss ops: one per input element (their spaces are those shapes);
+  split and concat: one per element moved (each part's elements); gather:
+  one per output element; gather_grad: one per dX element (the zeroing) and
+  one per dY element (the adds);
   any other op: the product of its iteration-space dims.
 
 For families that do not multiply-accumulate, one "MAC" is one element
@@ -59,6 +62,10 @@ FAMILY: dict[str, str] = {
     "training.gelu": "loss",
     "training.gelu_grad": "loss",
     "training.sgd": "optimizer",
+    "training.split": "elementwise",
+    "training.concat": "elementwise",
+    "training.gather": "elementwise",
+    "training.gather_grad": "elementwise",
 }
 
 
@@ -84,6 +91,8 @@ def mac_terms(op: T.TrainingComputeOp) -> list[tuple[int, tuple[int, ...]]]:
     if isinstance(op, T.Conv2dOp | T.Conv2dGradOp) and len(space.dims) > T.CONV_IC:
         skip.add(T.CONV_IC)  # the whole channel dim of a grouped conv
     dims = tuple(d for d in range(len(space.dims)) if d not in skip)
+    if isinstance(op, T.SplitOp | T.ConcatOp | T.GatherOp | T.GatherGradOp):
+        return _row_copy_terms(op, space.dims)
     if isinstance(op, T.Conv2dGradOp):
         grads = op.grads()
         passes = sum(1 for x in ("dX", "dW") if x in grads)
@@ -92,6 +101,26 @@ def mac_terms(op: T.TrainingComputeOp) -> list[tuple[int, tuple[int, ...]]]:
             terms.append((1, (T.CONV_N, T.CONV_M, T.CONV_OH, T.CONV_OW)))
         return terms
     return [(1, dims)]
+
+
+def _row_copy_terms(
+    op: T.TrainingComputeOp, dims: tuple[int, ...]
+) -> list[tuple[int, tuple[int, ...]]]:
+    """The elements split, concat, gather and gather_grad move (their spaces:
+    gather_split.py): each part's dims for split and concat, Y's for gather
+    (not X's axis), dX's and dY's for gather_grad."""
+    if isinstance(op, T.SplitOp | T.ConcatOp):
+        axis = op.axis_value()
+        r = len(dims) - (len(op.outs or op.res) if isinstance(op, T.SplitOp) else len(op.ins))
+        rest = tuple(d for d in range(r) if d != axis)
+        return [(1, (*rest, r + k)) for k in range(len(dims) - r)]
+    if isinstance(op, T.GatherOp):
+        return [(1, tuple(range(len(dims) - 1)))]
+    assert isinstance(op, T.GatherGradOp)
+    axis = op.axis_value()
+    r = len(T.shape_of(op.output_types()[0]))
+    dy = (*range(axis), *range(r, len(dims)), *range(axis + 1, r))
+    return [(1, tuple(range(r))), (1, dy)]
 
 
 def op_macs(op: T.TrainingComputeOp) -> int:
@@ -111,6 +140,10 @@ def op_calls(op: T.TrainingComputeOp) -> int:
         return int("dX" in g) + int("dW" in g or "dB" in g)
     if op.name == "training.softmax_cross_entropy_loss":
         return 2
+    if isinstance(op, T.SplitOp):
+        return op.n_outs()
+    if isinstance(op, T.ConcatOp):
+        return len(op.ins)
     return 1
 
 

@@ -149,6 +149,13 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
     "dm_transpose_args_t": _fields(
         "X:float* Y:float* rank:uint32_t shape:uint32_t[6] perm:uint32_t[6]"
     ),
+    "dm_gather_args_t": _fields(
+        "data:float* indices:int64_t* Y:float* outer,rows,inner,n:uint32_t"
+    ),
+    "dm_gather_grad_args_t": _fields(
+        "dY:float* indices:int64_t* dX:float* outer,rows,inner,n:uint32_t"
+    ),
+    "dm_concat_args_t": _fields("whole:float* part:float* outer,total,offset,len,inner:uint32_t"),
 }
 
 #: the enumerations some uint32_t fields hold (their C constants, in order)
@@ -195,6 +202,10 @@ KERNELS: dict[str, str] = {
     "dm_layernorm_grad_fp32": "dm_layernorm_grad_args_t",
     "dm_layernorm_grad_params_fp32": "dm_layernorm_grad_params_args_t",
     "dm_transpose_fp32": "dm_transpose_args_t",
+    "dm_gather_fp32": "dm_gather_args_t",
+    "dm_gather_grad_fp32": "dm_gather_grad_args_t",
+    "dm_concat_fp32": "dm_concat_args_t",
+    "dm_split_fp32": "dm_concat_args_t",
 }
 
 #: the memref element type each pointer field's C type points to (void: any)

@@ -11,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from deeploy_mlir.dialects import training as T
-from deeploy_mlir.kernels import conv_pool, elementwise, layout, matmul, norm_loss, optimizer
+from deeploy_mlir.kernels import (
+    conv_pool,
+    elementwise,
+    gather_split,
+    layout,
+    matmul,
+    norm_loss,
+    optimizer,
+)
 from deeploy_mlir.kernels.fields import Call
 
 Family = Callable[[T.TrainingComputeOp], list[Call] | None]
@@ -23,4 +31,5 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("norm-loss", norm_loss.calls),
     ("layout", layout.calls),
     ("optimizer", optimizer.calls),
+    ("gather_split", gather_split.calls),
 )

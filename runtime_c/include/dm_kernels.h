@@ -11,6 +11,7 @@
 #include "dm_elementwise.h"
 #include "dm_gelu.h"
 #include "dm_gemm.h"
+#include "dm_kernels_ext.h"
 #include "dm_layernorm.h"
 #include "dm_loss.h"
 #include "dm_optimizer.h"

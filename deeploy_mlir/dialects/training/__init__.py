@@ -25,7 +25,8 @@ ones above it in this list):
 * `interfaces` -- `AliasingInterface`, `IterationSpaceInterface`;
 * `base` -- `TrainingComputeOp` and the mixins of the op families;
 * op families: `elementwise`, `gemm`, `norm` (softmax, norms, losses,
-  reductions), `optimizer`, `conv`, `pool`; `memory` (constants, arena views);
+  reductions), `optimizer`, `conv`, `pool`, `gather_split` (split, concat,
+  gather and its gradient); `memory` (constants, arena views);
 * `meta` -- the registered metadata attributes (`#training.arg`,
   `#training.result`, `#training.inplace`, `#training.arena`,
   `#training.regime`) and the typed view every reader and writer goes through.
@@ -53,6 +54,18 @@ from deeploy_mlir.dialects.training.base import (
 )
 from deeploy_mlir.dialects.training.conv import (
     CONV_CG as CONV_CG,
+)
+from deeploy_mlir.dialects.training.gather_split import (
+    ConcatOp as ConcatOp,
+)
+from deeploy_mlir.dialects.training.gather_split import (
+    GatherGradOp as GatherGradOp,
+)
+from deeploy_mlir.dialects.training.gather_split import (
+    GatherOp as GatherOp,
+)
+from deeploy_mlir.dialects.training.gather_split import (
+    SplitOp as SplitOp,
 )
 from deeploy_mlir.dialects.training.conv import (
     CONV_GRADS as CONV_GRADS,
@@ -448,6 +461,10 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
     GeluOp,
     GeluGradOp,
     TransposeOp,
+    SplitOp,
+    ConcatOp,
+    GatherOp,
+    GatherGradOp,
 )
 
 Training = Dialect(

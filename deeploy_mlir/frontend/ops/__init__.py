@@ -8,6 +8,7 @@ from __future__ import annotations
 from deeploy_mlir.frontend.ops import (
     conv,
     elementwise,
+    gather_split,
     linalg,
     loss,
     optimizer,
@@ -15,4 +16,4 @@ from deeploy_mlir.frontend.ops import (
     transformer,
 )
 
-FAMILIES = (elementwise, linalg, loss, optimizer, conv, shape, transformer)
+FAMILIES = (elementwise, linalg, loss, optimizer, conv, shape, transformer, gather_split)

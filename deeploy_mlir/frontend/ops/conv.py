@@ -314,11 +314,15 @@ def _expand(im: Importer, node: onnx.NodeProto) -> None:
             im.bind_named(node.output[:1], res)
             _drop_scaled(im, node, scaled)
             return
-    raise DeeployError(
-        f"{node_label(node)}: Expand of {list(xs)} to {list(out)} is supported only as "
-        "GlobalAveragePool's gradient (a [N, C, 1, 1] gradient divided by H * W, expanded to "
-        "[N, C, H, W])"
-    )
+    # any other Expand: X times ones of the broadcast dims (exact in float32)
+    if len(xs) > len(out) or len(out) > 4:
+        raise DeeployError(
+            f"{node_label(node)}: Expand of {list(xs)} to {list(out)} needs rank 4 at most"
+        )
+    padded = (1,) * (len(out) - len(xs)) + tuple(xs)
+    ones = np.ones([o if d == 1 else 1 for d, o in zip(padded, out, strict=True)], np.float32)
+    ins = [x, im.constant(ones)]
+    im.bind(node, im.emit(node, T.BinaryOp, ins, {"kind": StringAttr("mul")}))
 
 
 def _drop_scaled(im: Importer, node: onnx.NodeProto, scaled: Any) -> None:

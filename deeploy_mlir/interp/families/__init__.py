@@ -4,4 +4,6 @@ every family; a new family is a module here plus its line below."""
 
 from __future__ import annotations
 
-FAMILIES: tuple[str, ...] = ()
+from deeploy_mlir.interp.families import gather_split as gather_split
+
+FAMILIES: tuple[str, ...] = ("gather_split",)
