@@ -8,7 +8,6 @@ pins down bit for bit."""
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Sequence
 
 import numpy as np

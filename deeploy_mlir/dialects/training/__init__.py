@@ -55,18 +55,6 @@ from deeploy_mlir.dialects.training.base import (
 from deeploy_mlir.dialects.training.conv import (
     CONV_CG as CONV_CG,
 )
-from deeploy_mlir.dialects.training.gather_split import (
-    ConcatOp as ConcatOp,
-)
-from deeploy_mlir.dialects.training.gather_split import (
-    GatherGradOp as GatherGradOp,
-)
-from deeploy_mlir.dialects.training.gather_split import (
-    GatherOp as GatherOp,
-)
-from deeploy_mlir.dialects.training.gather_split import (
-    SplitOp as SplitOp,
-)
 from deeploy_mlir.dialects.training.conv import (
     CONV_GRADS as CONV_GRADS,
 )
@@ -144,6 +132,18 @@ from deeploy_mlir.dialects.training.elementwise import (
 )
 from deeploy_mlir.dialects.training.elementwise import (
     reshape_groups as reshape_groups,
+)
+from deeploy_mlir.dialects.training.gather_split import (
+    ConcatOp as ConcatOp,
+)
+from deeploy_mlir.dialects.training.gather_split import (
+    GatherGradOp as GatherGradOp,
+)
+from deeploy_mlir.dialects.training.gather_split import (
+    GatherOp as GatherOp,
+)
+from deeploy_mlir.dialects.training.gather_split import (
+    SplitOp as SplitOp,
 )
 from deeploy_mlir.dialects.training.gemm import (
     BatchMatmulOp as BatchMatmulOp,
