@@ -20,6 +20,14 @@ static inline void dm_concat_rows(const dm_concat_args_t *a, int to_whole)
     }
 }
 
-void dm_concat_fp32(void *args) { dm_concat_rows((const dm_concat_args_t *)args, 1); }
+void dm_concat_fp32(void *args)
+{
+    const dm_concat_args_t *a = (const dm_concat_args_t *)args;
+    dm_concat_rows(a, 1);
+}
 
-void dm_split_fp32(void *args) { dm_concat_rows((const dm_concat_args_t *)args, 0); }
+void dm_split_fp32(void *args)
+{
+    const dm_concat_args_t *a = (const dm_concat_args_t *)args;
+    dm_concat_rows(a, 0);
+}
