@@ -159,3 +159,151 @@ def test_the_folder_check_can_fail(tmp_path: Path) -> None:
     want[-1][1] -= ins[3][0, 0]
     d = _folder(tmp_path / "wrong", model, ins, want)
     assert _cli("test", d, "--atol", "1e-5").returncode != 0
+
+
+# ---------------------------------------------------------------- refusals
+
+
+def _import_error(tmp: Path, model: onnx.ModelProto) -> str:
+    path = tmp / "training_model.onnx"
+    onnx.save(model, str(path))
+    r = _cli("lower", path, "-o", tmp / "out")
+    assert r.returncode == 2, r.stderr
+    assert not (tmp / "out").exists()
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("op", ["GRUTraining", "GRUGrad", "LSTMTraining", "LSTMGrad"])
+def test_recurrent_ops_are_refused_in_one_line(tmp_path: Path, op: str) -> None:
+    node = helper.make_node(op, ["x"], ["y"], name=f"/rnn/{op}_node", domain=MS)
+    model = make_model([node], [vi("x", [2, 3])], [vi("y", [2, 3])], ms=True)
+    line = _import_error(tmp_path, model)
+    assert f"com.microsoft:{op}" in line and f"/rnn/{op}_node" in line, line
+    assert "training_model.onnx" in line, line
+
+
+def _one_node(node: onnx.NodeProto, ins: list, outs: list, inits: list) -> onnx.ModelProto:
+    return make_model([node], ins, outs, inits, ms=True)
+
+
+BAD = {
+    "split sizes": (
+        helper.make_node("Split", ["x", "s"], ["a", "b"], name="sp", axis=1),
+        [vi("x", [2, 6])],
+        [vi("a", [2, 2]), vi("b", [2, 3])],
+        [init("s", np.array([2, 3], np.int64))],
+        "split sizes [2, 3] must be positive and add up to the axis' length 6",
+    ),
+    "concat shapes": (
+        helper.make_node("Concat", ["x", "z"], ["y"], name="cat", axis=1),
+        [vi("x", [2, 6]), vi("z", [3, 6])],
+        [vi("y", [2, 12])],
+        [],
+        "input #1 (3x6) must have input #0's shape (2x6) but for dim 1",
+    ),
+    "gather index": (
+        helper.make_node("Gather", ["x", "i"], ["y"], name="ga", axis=1),
+        [vi("x", [2, 6])],
+        [vi("y", [2, 1])],
+        [init("i", np.array([6], np.int64))],
+        "index 6 is out of range for an axis of length 6",
+    ),
+    "gather_grad shape": (
+        helper.make_node("GatherGrad", ["s", "i", "dy"], ["dx"], name="gg", domain=MS),
+        [vi("i", [4], TensorProto.INT64), vi("dy", [3, 2])],
+        [vi("dx", [5, 2])],
+        [init("s", np.array([5, 2], np.int64))],
+        "dY is 3x2 but dX 5x2 and indices 4 along axis 0 give 4x2",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_shape_ops_are_one_line_errors(tmp_path: Path, case: str) -> None:
+    node, ins, outs, inits, want = BAD[case]
+    line = _import_error(tmp_path, _one_node(node, ins, outs, inits))
+    assert want in line and f"'{node.name}'" in line, line
+
+
+# ---------------------------------------------------------------- the zoo's models
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("zoo-shape")
+    assert zoo.main([str(out), "--only", ",".join(ZOO)]) == 0
+    return out
+
+
+def _train(d: Path, *options: str) -> tuple[list[float], dict[str, np.ndarray]]:
+    m = MODELS[d.name]
+    out = d / f"run{len(options)}.json"
+    r = _cli("run", d, "-q", "--data", d / "data.npz", "--steps", zoo.STEPS, "--accum",
+             zoo.ACCUM, "--lr", m.lr, "--json", out, *options)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(out.read_text())
+    return got["losses"], {k: np.asarray(v, F32) for k, v in got["params"].items()}
+
+
+def _assert_like_onnxruntime(d: Path, losses: list[float], params: dict) -> None:
+    ref = json.loads((d / "reference.json").read_text())
+    want = {k: np.asarray(v, F32) for k, v in ref["params"].items()}
+    assert set(want) <= set(params)
+    mine = {k: params[k] for k in want}
+    diff = ort.max_abs_diff(losses, mine, ref["losses"], want)
+    assert ort.close(losses, mine, ref["losses"], want, zoo.XCHECK_TOL), diff
+    # the parameters moved: the comparison is not of untrained values
+    start = dict(np.load(d / "params.npz"))
+    assert any(not np.array_equal(start[k], mine[k]) for k in mine)
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_zoo_model_trains_like_onnxruntime(exported: Path, name: str) -> None:
+    """Untiled on the host, then tiled double-buffered at the model's minimal L1."""
+    d = exported / name
+    _assert_like_onnxruntime(d, *_train(d))
+    r = _cli("minimal-l1", d, "--buffering", "double", "--json")
+    assert r.returncode == 0, r.stderr
+    l1 = json.loads(r.stdout)["tiled"]
+    tiled = _train(d, "--l1", str(l1), "--buffering", "double", "--tiling", "tiled")
+    _assert_like_onnxruntime(d, *tiled)
+
+
+TV_MODELS = ("mha", "embedding_mean", "unsqueeze_conv1d")
+
+
+@pytest.mark.parametrize("name", TV_MODELS)
+def test_every_pass_preserves_the_numbers(exported: Path, name: str) -> None:
+    """Translation validation: the reference interpreter on the IR after each
+    pass of the untiled and of a tiled double-buffered pipeline gives the
+    numbers of the imported IR, which are onnxruntime-training's."""
+    from deeploy_mlir.config import CompileConfig as C
+    from deeploy_mlir.frontend.onnx_import import import_model
+    from deeploy_mlir.interp.interpreter import TrainingSession, loss_output_name
+    from deeploy_mlir.pipeline import l2_pipeline, make_context, pipeline
+
+    d = exported / name
+    ref = json.loads((d / "reference.json").read_text())
+    with np.load(d / "data.npz") as z:
+        data = {k: z[k] for k in z.files}
+
+    def train(module, params) -> tuple[list[float], dict[str, np.ndarray]]:
+        s = TrainingSession(module, params)
+        return s.train(data, zoo.STEPS, zoo.ACCUM, ref["lr"], loss_output_name(module) or "")
+
+    tiled = pipeline(C(l1=4096, target="pulp-open", buffering="double"))
+    for passes in (l2_pipeline(), tiled):
+        model = import_model(d)
+        module = model.module
+        base_losses, base_params = train(module, model.params)
+        _assert_like_onnxruntime(d, base_losses, base_params)
+        ctx = make_context()
+        for p in passes:
+            p.apply(ctx, module)
+            module.verify()
+            losses, params = train(module, model.params)
+            np.testing.assert_allclose(losses, base_losses, rtol=1e-5, err_msg=p.name)
+            for k, v in base_params.items():
+                np.testing.assert_allclose(params[k], v, rtol=1e-5, atol=1e-7, err_msg=p.name)
