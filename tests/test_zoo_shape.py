@@ -66,13 +66,15 @@ MS = "com.microsoft"
 def _rows_graph() -> tuple[onnx.ModelProto, list, list]:
     """Split (sizes as input; equal parts), ConcatTraining whose lengths feed
     SplitTraining, Concat, an embedding Gather of run-time token ids (repeats,
-    a negative one), a Gather of constant indices along axis 1, GatherGrad."""
+    a negative one), a Gather of constant indices along axis 1, GatherGrad;
+    and the Expand then Scale by an int64 count that a mean's gradient writes."""
     rng = np.random.default_rng(20)
     x = rng.standard_normal((3, 6)).astype(F32)
     w = rng.standard_normal((5, 3)).astype(F32)
     ids = np.array([[1, 4, 1, 0], [-1, 2, 1, 1]], np.int64)
     dy = rng.standard_normal((2, 4, 3)).astype(F32)
     const_idx = np.array([[0, 5], [-1, 2]], np.int64)
+    z = rng.standard_normal((2, 1, 3)).astype(F32)
     nodes = [
         helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=1),
         helper.make_node("ConcatTraining", ["b", "a"], ["c", "lens"], axis=1, domain=MS),
@@ -82,6 +84,8 @@ def _rows_graph() -> tuple[onnx.ModelProto, list, list]:
         helper.make_node("Gather", ["w", "ids"], ["e"], axis=0),
         helper.make_node("Gather", ["c", "cidx"], ["g"], axis=1),
         helper.make_node("GatherGrad", ["wshape", "ids", "dy"], ["dw"], axis=0, domain=MS),
+        helper.make_node("Expand", ["z", "zshape"], ["ez"]),
+        helper.make_node("Scale", ["ez", "four"], ["sz"], scale_down=1, domain=MS),
     ]
     outs = [
         vi("b2", [3, 4]),
@@ -90,14 +94,17 @@ def _rows_graph() -> tuple[onnx.ModelProto, list, list]:
         vi("e", [2, 4, 3]),
         vi("g", [3, 2, 2]),
         vi("dw", [5, 3]),
+        vi("sz", [2, 4, 3]),
     ]
     inits = [
         init("sizes", np.array([2, 4], np.int64)),
         init("cidx", const_idx),
         init("wshape", np.array([5, 3], np.int64)),
+        init("zshape", np.array([2, 4, 3], np.int64)),
+        init("four", np.array(4, np.int64)),
     ]
     ins = [vi("x", [3, 6]), vi("w", [5, 3]), vi("ids", [2, 4], TensorProto.INT64)]
-    ins.append(vi("dy", [2, 4, 3]))
+    ins += [vi("dy", [2, 4, 3]), vi("z", [2, 1, 3])]
     model = make_model(nodes, ins, outs, inits, ms=True)
     # expected values, by numpy
     a, b = x[:, :2], x[:, 2:]
@@ -105,7 +112,8 @@ def _rows_graph() -> tuple[onnx.ModelProto, list, list]:
     dw = np.zeros((5, 3), F32)
     np.add.at(dw, ids.reshape(-1) % 5, dy.reshape(-1, 3))
     want = [b, a, np.concatenate([x[2:3], x[0:1]]), w[ids % 5], c[:, const_idx % 6], dw]
-    return model, [x, w, ids, dy], want
+    want.append(np.broadcast_to(z, (2, 4, 3)) / F32(4))
+    return model, [x, w, ids, dy, z], want
 
 
 def _conv1d_graph() -> tuple[onnx.ModelProto, list, list]:

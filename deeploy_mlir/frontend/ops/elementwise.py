@@ -58,9 +58,12 @@ def scale(im: Importer, node: onnx.NodeProto) -> None:
     """Y = X * scale, or X / scale with scale_down (scale: one element; a
     constant integer scale, as the gradient of a mean writes it, is a float)."""
     name = im.input_name(node, 1)
-    if name in im.inits and name not in im.env and np.asarray(im.inits[name]).dtype.kind in "iu":
-        im.env[name] = im.constant(np.asarray(im.inits[name]).astype(np.float32))
-    x, s = im.value(node, 0), im.value(node, 1)
+    x, s = im.value(node, 0), None
+    if name in im.inits and name not in im.arg_index:
+        const = np.asarray(im.inits[name])
+        if const.dtype.kind in "iu":
+            s = im.constant(const.astype(np.float32))
+    s = im.value(node, 1) if s is None else s
     if int(np.prod(T.shape_of(s.type), dtype=np.int64)) != 1:
         raise DeeployError(
             f"{node_label(node)}: scale must have one element, got {list(T.shape_of(s.type))}"

@@ -30,7 +30,7 @@ from deeploy_mlir.frontend.core import MS, Importer, Props, attrs, handles, node
 def _is_static(im: Importer, name: str) -> bool:
     """A constant: an initializer or a value evaluated at import, and not an
     argument of the function (a Deeploy-style parameter is both)."""
-    return bool(name) and name in im.inits and name not in im.env
+    return bool(name) and name in im.inits and name not in im.arg_index
 
 
 def _axis(node: onnx.NodeProto, rank: int, default: int = 0) -> int:
