@@ -460,15 +460,17 @@ def test_reshape_of_a_computed_shape_is_an_error(tmp_path: Path) -> None:
     assert "node 'r' (Reshape)" in line and "must be a constant" in line, line
 
 
-def test_gather_of_a_runtime_tensor_is_an_error(tmp_path: Path) -> None:
+def test_gather_of_a_runtime_integer_tensor_is_an_error(tmp_path: Path) -> None:
+    """A Gather of a run-time tensor is `training.gather` (issue 20,
+    tests/test_zoo_shape.py), of float data only."""
     m = make_model(
         [helper.make_node("Gather", ["X", "i"], ["Y"], name="g")],
-        [vi("X", [4, 3])],
+        [vi("X", [4, 3], I64)],
         [vi("Y", None)],
         [init("i", np.array([0], np.int64))],
     )
     line = _cli_error(m, tmp_path)
-    assert "node 'g' (Gather)" in line and "'X' is computed at run time" in line, line
+    assert "node 'g' (Gather)" in line and "X must have f32 elements, got i64" in line, line
 
 
 def test_reshape_targets_resolve_like_onnx() -> None:

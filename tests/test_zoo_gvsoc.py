@@ -141,14 +141,17 @@ static void run(void *arg)
             dump("gather", n, order, Y2, %(GO)du * %(GN)du * %(GI)du);
             /* Concat of three parts, Split back */
             poison();
-            dm_concat_args_t cc = {0};
-            cc.whole = Y; cc.count = 3; cc.outer = 2; cc.inner = 3;
-            cc.parts[0] = (float *)cP0; cc.parts[1] = (float *)cP1; cc.parts[2] = (float *)cP2;
-            cc.lens[0] = 2; cc.lens[1] = 1; cc.lens[2] = 4;
-            pi_cl_team_fork(n, dm_concat_fp32, &cc);
+            const float *cParts[3] = {cP0, cP1, cP2};
+            const uint32_t cLen[3] = {2u, 1u, 4u}, cOff[3] = {0u, 2u, 3u};
+            for (uint32_t k = 0; k < 3u; k++) {
+                dm_concat_args_t cc = {Y, (float *)cParts[k], 2u, 7u, cOff[k], cLen[k], 3u};
+                pi_cl_team_fork(n, dm_concat_fp32, &cc);
+            }
             dump("concat", n, order, Y, 2u * 7u * 3u);
-            cc.parts[0] = Y2; cc.parts[1] = Y2 + 12; cc.parts[2] = Y2 + 18;
-            pi_cl_team_fork(n, dm_split_fp32, &cc);
+            for (uint32_t k = 0; k < 3u; k++) {
+                dm_concat_args_t cs = {Y, Y2 + 6u * cOff[k], 2u, 7u, cOff[k], cLen[k], 3u};
+                pi_cl_team_fork(n, dm_split_fp32, &cs);
+            }
             dump("split", n, order, Y2, 2u * 7u * 3u);
             /* compare with broadcasting, Where */
             poison();

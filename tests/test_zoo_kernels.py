@@ -256,10 +256,11 @@ class ConcatArgs(ctypes.Structure):
     c_name = "dm_concat_args_t"
     _fields_ = [
         ("whole", PTR),
-        ("parts", PTR * 8),
-        ("lens", U32 * 8),
-        ("count", U32),
+        ("part", PTR),
         ("outer", U32),
+        ("total", U32),
+        ("offset", U32),
+        ("len", U32),
         ("inner", U32),
     ]
 
@@ -1162,15 +1163,17 @@ def test_concat_and_split(lib: Lib, shapes: list, axis: int) -> None:
     outer = int(np.prod(whole.shape[:axis])) if axis else 1
     inner = int(np.prod(whole.shape[axis + 1 :]))
     lens = [s[axis] for s in shapes]
+    offsets = np.cumsum([0, *lens[:-1]]).tolist()
+    total = sum(lens)
     for team in TEAMS:
         y = Guarded(whole.shape)
-        arr = (PTR * 8)(*[p(a) for a in parts], *[None] * (8 - len(parts)))
-        ln = (U32 * 8)(*lens, *[0] * (8 - len(lens)))
-        lib.run("dm_concat_fp32", ConcatArgs(y.ptr, arr, ln, len(parts), outer, inner), team)
+        for a, off, ln in zip(parts, offsets, lens, strict=True):
+            args = ConcatArgs(y.ptr, p(a), outer, total, off, ln, inner)
+            lib.run("dm_concat_fp32", args, team)
         same_bits(y.check(), whole)
         outs = [Guarded(s) for s in shapes]
         src = whole.copy()
-        arr = (PTR * 8)(*[o.ptr for o in outs], *[None] * (8 - len(outs)))
-        lib.run("dm_split_fp32", ConcatArgs(p(src), arr, ln, len(parts), outer, inner), team)
+        for o, off, ln in zip(outs, offsets, lens, strict=True):
+            lib.run("dm_split_fp32", ConcatArgs(p(src), o.ptr, outer, total, off, ln, inner), team)
         for o, want in zip(outs, parts, strict=True):
             same_bits(o.check(), want)

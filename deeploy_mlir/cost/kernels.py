@@ -12,6 +12,9 @@ so a tile of an op costs what its tile shapes say:
   pooling: N·C·H·W;
 - elementwise ops, accumulation and SGD: one per output element; reduce_sum
   and the loss ops: one per input element (their spaces are those shapes);
+  split and concat: one per element moved (each part's elements); gather:
+  one per output element; gather_grad: one per dX element (the zeroing) and
+  one per dY element (the adds);
   any other op: the product of its iteration-space dims.
 
 For families that do not multiply-accumulate, one "MAC" is one element
@@ -78,6 +81,10 @@ FAMILY: dict[str, str] = {
     "training.log_softmax_grad": "loss",
     "training.dropout": "elementwise",
     "training.dropout_grad": "elementwise",
+    "training.split": "elementwise",
+    "training.concat": "elementwise",
+    "training.gather": "elementwise",
+    "training.gather_grad": "elementwise",
 }
 
 
@@ -103,6 +110,8 @@ def mac_terms(op: T.TrainingComputeOp) -> list[tuple[int, tuple[int, ...]]]:
     if isinstance(op, T.Conv2dOp | T.Conv2dGradOp) and len(space.dims) > T.CONV_IC:
         skip.add(T.CONV_IC)  # the whole channel dim of a grouped conv
     dims = tuple(d for d in range(len(space.dims)) if d not in skip)
+    if isinstance(op, T.SplitOp | T.ConcatOp | T.GatherOp | T.GatherGradOp):
+        return _row_copy_terms(op, space.dims)
     if isinstance(op, T.Conv2dGradOp):
         grads = op.grads()
         passes = sum(1 for x in ("dX", "dW") if x in grads)
@@ -111,6 +120,26 @@ def mac_terms(op: T.TrainingComputeOp) -> list[tuple[int, tuple[int, ...]]]:
             terms.append((1, (T.CONV_N, T.CONV_M, T.CONV_OH, T.CONV_OW)))
         return terms
     return [(1, dims)]
+
+
+def _row_copy_terms(
+    op: T.TrainingComputeOp, dims: tuple[int, ...]
+) -> list[tuple[int, tuple[int, ...]]]:
+    """The elements split, concat, gather and gather_grad move (their spaces:
+    gather_split.py): each part's dims for split and concat, Y's for gather
+    (not X's axis), dX's and dY's for gather_grad."""
+    if isinstance(op, T.SplitOp | T.ConcatOp):
+        axis = op.axis_value()
+        r = len(dims) - (len(op.outs or op.res) if isinstance(op, T.SplitOp) else len(op.ins))
+        rest = tuple(d for d in range(r) if d != axis)
+        return [(1, (*rest, r + k)) for k in range(len(dims) - r)]
+    if isinstance(op, T.GatherOp):
+        return [(1, tuple(range(len(dims) - 1)))]
+    assert isinstance(op, T.GatherGradOp)
+    axis = op.axis_value()
+    r = len(T.shape_of(op.output_types()[0]))
+    dy = (*range(axis), *range(r, len(dims)), *range(axis + 1, r))
+    return [(1, tuple(range(r))), (1, dy)]
 
 
 def op_macs(op: T.TrainingComputeOp) -> int:
@@ -135,6 +164,10 @@ def op_calls(op: T.TrainingComputeOp) -> int:
         return 2  # the per-channel statistics (sums), then the elementwise pass
     if isinstance(op, T.AdamWOp) and op.is_buffer_form:  # a dm_copy per output not in place
         return 1 + sum(op.outs[o] is not op.ins[k] for o, k in ((0, 0), (1, 2), (2, 3)))
+    if isinstance(op, T.SplitOp):
+        return op.n_outs()
+    if isinstance(op, T.ConcatOp):
+        return len(op.ins)
     return 1
 
 

@@ -197,6 +197,13 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
     "dm_dropout_grad_args_t": _fields(
         "dY:float* mask:uint8_t* dX:float* size:uint32_t scale:float"
     ),
+    "dm_gather_args_t": _fields(
+        "data:float* indices:int64_t* Y:float* outer,rows,inner,n:uint32_t"
+    ),
+    "dm_gather_grad_args_t": _fields(
+        "dY:float* indices:int64_t* dX:float* outer,rows,inner,n:uint32_t"
+    ),
+    "dm_concat_args_t": _fields("whole:float* part:float* outer,total,offset,len,inner:uint32_t"),
 }
 
 _UNARY_EXT_OPS = "SIGMOID TANH LEAKY_RELU CLIP ABS SIGN NEG LOG EXP SQRT RECIPROCAL QUICK_GELU"
@@ -288,6 +295,10 @@ KERNELS: dict[str, str] = {
     "dm_log_softmax_grad_fp32": "dm_log_softmax_args_t",
     "dm_dropout_fp32": "dm_dropout_args_t",
     "dm_dropout_grad_fp32": "dm_dropout_grad_args_t",
+    "dm_gather_fp32": "dm_gather_args_t",
+    "dm_gather_grad_fp32": "dm_gather_grad_args_t",
+    "dm_concat_fp32": "dm_concat_args_t",
+    "dm_split_fp32": "dm_concat_args_t",
 }
 
 #: the memref element type each pointer field's C type points to (void: any)

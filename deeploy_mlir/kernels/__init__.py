@@ -17,6 +17,7 @@ from deeploy_mlir.kernels import (
     batchnorm,
     conv_pool,
     elementwise,
+    gather_split,
     layout,
     logic,
     loss,
@@ -38,6 +39,7 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("activation", activation.calls),
     ("adamw", adamw.calls),
     ("batchnorm", batchnorm.calls),
+    ("gather_split", gather_split.calls),
     ("logic", logic.calls),
     ("loss", loss.calls),
 )

@@ -326,16 +326,16 @@ void dm_gather_grad_fp32(void *args);
 
 /* ----------------------------------------------------------- split, concat */
 
-#define DM_CONCAT_MAX 8
-
-/* Concat: Y [outer, sum of lens, inner] from parts[k] [outer, lens[k],
- * inner]; Split the other way (parts written). Parallel over the outer *
- * (sum of lens) rows of the whole tensor, each copied as `inner` floats. */
+/* Concat and Split, one part per call: the part [outer, len, inner] is the
+ * slab of rows offset .. offset + len - 1 along the axis of the whole tensor
+ * [outer, total, inner]. Concat copies the part into the whole, Split the
+ * slab out of the whole into the part (a Concat or Split of k parts is k
+ * calls). Parallel over the outer * len rows of the part, each copied as
+ * `inner` floats. */
 typedef struct {
     float *whole;
-    float *parts[DM_CONCAT_MAX]; /* Concat reads them, Split writes them */
-    uint32_t lens[DM_CONCAT_MAX];
-    uint32_t count, outer, inner;
+    float *part;
+    uint32_t outer, total, offset, len, inner;
 } dm_concat_args_t;
 
 void dm_concat_fp32(void *args);

@@ -27,8 +27,8 @@ ones above it in this list):
 * op families: `elementwise`, `activation` (unary functions and their
   gradients), `gemm`, `norm` (softmax, norms, losses, reductions), `loss`
   (log-softmax, dropout), `optimizer`, `adamw`, `batchnorm`, `conv`, `pool`,
-  `logic` (compare, logical, where, cast, clip); `memory` (constants, arena
-  views);
+  `logic` (compare, logical, where, cast, clip), `gather_split` (split,
+  concat, gather and its gradient); `memory` (constants, arena views);
 * `meta` -- the registered metadata attributes (`#training.arg`,
   `#training.result`, `#training.inplace`, `#training.arena`,
   `#training.regime`) and the typed view every reader and writer goes through.
@@ -170,6 +170,18 @@ from deeploy_mlir.dialects.training.elementwise import (
 )
 from deeploy_mlir.dialects.training.elementwise import (
     reshape_groups as reshape_groups,
+)
+from deeploy_mlir.dialects.training.gather_split import (
+    ConcatOp as ConcatOp,
+)
+from deeploy_mlir.dialects.training.gather_split import (
+    GatherGradOp as GatherGradOp,
+)
+from deeploy_mlir.dialects.training.gather_split import (
+    GatherOp as GatherOp,
+)
+from deeploy_mlir.dialects.training.gather_split import (
+    SplitOp as SplitOp,
 )
 from deeploy_mlir.dialects.training.gemm import (
     BatchMatmulOp as BatchMatmulOp,
@@ -563,6 +575,10 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
     LogSoftmaxGradOp,
     DropoutOp,
     DropoutGradOp,
+    SplitOp,
+    ConcatOp,
+    GatherOp,
+    GatherGradOp,
 )
 
 Training = Dialect(

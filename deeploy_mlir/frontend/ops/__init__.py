@@ -11,6 +11,7 @@ from deeploy_mlir.frontend.ops import (
     batchnorm,
     conv,
     elementwise,
+    gather_split,
     linalg,
     logic,
     loss,
@@ -30,5 +31,6 @@ FAMILIES = (
     activation,
     adamw,
     batchnorm,
+    gather_split,
     logic,
 )

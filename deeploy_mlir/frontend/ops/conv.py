@@ -15,6 +15,11 @@ writes them.
   `training.global_avgpool_grad` of the unscaled one. Any other Expand is a
   `training.binary` mul by ones of the broadcast dims.
 
+A 1-D Conv or ConvGrad (X of rank 3, [N, C, L]) is the 2-D one of height 1:
+X, W (and dY) reshaped to [N, C, 1, L], its window attributes as [1, k],
+pads [0, begin, 0, end]; dX and dW reshaped back (the same elements in the
+same order). Any other Expand is X times ones of the broadcast dims.
+
 Dilations other than 1 are refused for convolutions, and ceil_mode = 1,
 storage_order = 1 and dilated average pooling for pooling, each with a
 one-line error naming the node.
@@ -129,8 +134,67 @@ def _conv_props(im: Importer, node: onnx.NodeProto, x: SSAValue, w: SSAValue) ->
     return _window_props(node, ws[2:], xs[2:], dilations=False)
 
 
+# -- 1-D convolution: a 2-D one of height 1 ------------------------------------
+
+
+def _as_2d(node: onnx.NodeProto) -> onnx.NodeProto:
+    """The node with its 1-D window attributes as 2-D ones of height 1:
+    kernel_shape [k] -> [1, k], strides and dilations [s] -> [1, s], pads
+    [begin, end] -> [0, begin, 0, end]."""
+    a = attrs(node)
+    out = onnx.NodeProto()
+    out.CopyFrom(node)
+    del out.attribute[:]
+    for key, val in a.items():
+        if key in ("kernel_shape", "strides", "dilations"):
+            if len(val) != 1:
+                raise DeeployError(f"{node_label(node)}: {key} {list(val)} must have 1 value")
+            val = [1, int(val[0])]
+        elif key == "pads":
+            if len(val) != 2:
+                raise DeeployError(f"{node_label(node)}: pads {list(val)} must have 2 values")
+            val = [0, int(val[0]), 0, int(val[1])]
+        out.attribute.append(onnx.helper.make_attribute(key, val))
+    return out
+
+
+def _is_1d(im: Importer, node: onnx.NodeProto, x_index: int) -> bool:
+    return len(_shape(im.value(node, x_index))) == 3
+
+
+def _height1(im: Importer, node: onnx.NodeProto, v: SSAValue, what: str) -> SSAValue:
+    """v [a, b, L] as [a, b, 1, L] (the same elements in the same order)."""
+    s = _shape(v)
+    if len(s) != 3:
+        raise DeeployError(
+            f"{node_label(node)}: a 1-D {node.op_type} needs {what} of rank 3, got {list(s)}"
+        )
+    t = TensorType(T.elem_of(v.type), [s[0], s[1], 1, s[2]])
+    (r,) = im.emit_typed(node, T.ReshapeOp, [v], [t])
+    r.name_hint = f"{v.name_hint or 'v'}_h1"
+    return r
+
+
+def _drop_height(im: Importer, node: onnx.NodeProto, v: SSAValue) -> SSAValue:
+    """v [a, b, 1, L] as [a, b, L]."""
+    s = _shape(v)
+    t = TensorType(T.elem_of(v.type), [s[0], s[1], s[3]])
+    (r,) = im.emit_typed(node, T.ReshapeOp, [v], [t])
+    return r
+
+
 @handles("Conv")
 def _conv(im: Importer, node: onnx.NodeProto) -> None:
+    if _is_1d(im, node, 0):
+        node2 = _as_2d(node)
+        x = _height1(im, node, im.value(node, 0), "X")
+        w = _height1(im, node, im.value(node, 1), "W")
+        ins = [x, w]
+        if len(node.input) > 2 and node.input[2]:
+            ins.append(im.value(node, 2))
+        (y,) = im.emit(node2, T.Conv2dOp, ins, _conv_props(im, node2, x, w))
+        im.bind_named(node.output[:1], [_drop_height(im, node, y)])
+        return
     x, w = im.value(node, 0), im.value(node, 1)
     props = _conv_props(im, node, x, w)
     ins = [x, w]
@@ -141,6 +205,9 @@ def _conv(im: Importer, node: onnx.NodeProto) -> None:
 
 @handles(f"{MS}:ConvGrad", schema="Conv", optional_outputs=True)
 def _conv_grad(im: Importer, node: onnx.NodeProto) -> None:
+    if _is_1d(im, node, 1):
+        _conv1d_grad(im, node)
+        return
     dy, x, w = (im.value(node, i) for i in range(3))
     props = _conv_props(im, node, x, w)
     names = [*node.output, "", "", ""][:3]
@@ -152,6 +219,26 @@ def _conv_grad(im: Importer, node: onnx.NodeProto) -> None:
     props["outputs"] = ArrayAttr([StringAttr(g) for g, _ in wanted])
     res = im.emit(node, T.Conv2dGradOp, [dy, x, w], props, n_results=len(wanted))
     im.bind_named([n for _, n in wanted], res)
+
+
+def _conv1d_grad(im: Importer, node: onnx.NodeProto) -> None:
+    """ConvGrad of a 1-D Conv: dY, X and W at height 1, the 2-D gradient, dX
+    and dW back to rank 3 (dB as it is)."""
+    node2 = _as_2d(node)
+    dy, x, w = (_height1(im, node, im.value(node, i), n) for i, n in enumerate(("dY", "X", "W")))
+    props = _conv_props(im, node2, x, w)
+    names = [*node.output, "", "", ""][:3]
+    if len(node.output) > 3:
+        raise DeeployError(f"{node_label(node)}: ConvGrad has 3 outputs (dX, dW, dB)")
+    wanted = [(g, n) for g, n in zip(T.CONV_GRADS, names, strict=True) if n]
+    if not wanted:
+        return
+    props["outputs"] = ArrayAttr([StringAttr(g) for g, _ in wanted])
+    res = im.emit(node2, T.Conv2dGradOp, [dy, x, w], props, n_results=len(wanted))
+    vals = [
+        r if g == "dB" else _drop_height(im, node, r) for (g, _), r in zip(wanted, res, strict=True)
+    ]
+    im.bind_named([n for _, n in wanted], vals)
 
 
 # --------------------------------------------------------------------------
@@ -315,6 +402,10 @@ def _expand(im: Importer, node: onnx.NodeProto) -> None:
             im.bind_named(node.output[:1], res)
             _drop_scaled(im, node, scaled)
             return
+    if len(out) > 4:
+        raise DeeployError(
+            f"{node_label(node)}: Expand of {list(xs)} to {list(out)} needs rank 4 at most"
+        )
     if not T.is_f32(x.type):
         raise DeeployError(
             f"{node_label(node)}: Expand of {list(xs)} to {list(out)} needs f32 elements, got "

@@ -1,6 +1,6 @@
-"""Static shapes and layout: Shape, Size, Constant, Gather and Concat of
-static values are evaluated at import (their results join the
-initializers), so every Reshape target is a constant; Flatten, Reshape,
+"""Static shapes and layout: Shape, Size, Constant (and Gather and Concat of
+static values, ops/gather_split.py) are evaluated at import (their results
+join the initializers), so every Reshape target is a constant; Flatten, Reshape,
 Transpose, Squeeze and Unsqueeze; and `fold_constants`, which evaluates a
 node whose inputs are all constants (shape arithmetic, the constant parts of
 a loss gradient) instead of emitting an op.
@@ -32,10 +32,6 @@ from deeploy_mlir.frontend.core import FOLDERS, MS, Importer, Props, attrs, hand
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
     return T.shape_of(v.type)
-
-
-def _static(im: Importer, name: str) -> np.ndarray | None:
-    return im.inits.get(name) if name else None
 
 
 def _value_shape(im: Importer, node: onnx.NodeProto, i: int) -> tuple[int, ...]:
@@ -78,37 +74,6 @@ def _constant(im: Importer, node: onnx.NodeProto) -> None:
     else:
         raise DeeployError(f"{node_label(node)}: Constant '{attr.name}' is not supported")
     im.inits[node.output[0]] = np.array(arr)
-
-
-def _all_static(im: Importer, node: onnx.NodeProto) -> list[np.ndarray]:
-    vals = [_static(im, n) for n in node.input]
-    missing = [n for n, v in zip(node.input, vals, strict=True) if v is None]
-    if missing:
-        raise DeeployError(
-            f"{node_label(node)}: only {node.op_type} of constants (shapes, initializers) is "
-            f"supported; '{missing[0]}' is computed at run time"
-        )
-    return [np.asarray(v) for v in vals if v is not None]
-
-
-@handles("Gather")
-def _gather(im: Importer, node: onnx.NodeProto) -> None:
-    data, idx = _all_static(im, node)
-    axis = int(attrs(node).get("axis", 0))
-    try:
-        im.inits[node.output[0]] = np.take(data, idx, axis=axis)
-    except (IndexError, np.AxisError) as e:
-        raise DeeployError(f"{node_label(node)}: {e}") from None
-
-
-@handles("Concat")
-def _concat(im: Importer, node: onnx.NodeProto) -> None:
-    vals = _all_static(im, node)
-    axis = int(attrs(node).get("axis", 0))
-    try:
-        im.inits[node.output[0]] = np.concatenate(vals, axis=axis)
-    except (ValueError, np.AxisError) as e:
-        raise DeeployError(f"{node_label(node)}: {e}") from None
 
 
 @handles("Flatten")

@@ -4,12 +4,13 @@ every family; a new family is a module here plus its line below."""
 
 from __future__ import annotations
 
-from deeploy_mlir.interp.families import activation, adamw, batchnorm, logic, loss
+from deeploy_mlir.interp.families import activation, adamw, batchnorm, gather_split, logic, loss
 
 FAMILIES: tuple[str, ...] = (
     activation.__name__,
     adamw.__name__,
     batchnorm.__name__,
+    gather_split.__name__,
     logic.__name__,
     loss.__name__,
 )
