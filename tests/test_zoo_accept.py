@@ -64,16 +64,8 @@ MODELS = {m.name: m for m in zoo.zoo()}
 #: the model trains.
 MS = "com.microsoft:"
 EXPECTED_REFUSALS: dict[str, tuple[str, ...]] = {
-    "embedding_mean": (f"{MS}GatherGrad", f"{MS}Scale"),
-    "embedding_lm": (f"{MS}GatherGrad", "Tanh", "SoftmaxCrossEntropyLoss"),
-    "mha": ("Split", f"{MS}Scale"),
-    "encoder_post_norm": ("Split", f"{MS}Scale"),
-    "encoder_pre_norm": ("Split", f"{MS}Scale"),
     "gru": (f"{MS}GRUTraining",),  # recurrent models stay refused
     "lstm": (f"{MS}LSTMTraining",),
-    "branches_concat": (f"{MS}ConcatTraining", "Tanh"),
-    "chunk_gate": ("Split", "Sigmoid"),
-    "unsqueeze_conv1d": ("Conv",),  # a 1-D convolution
 }
 #: models that must stay refused whatever merges (GRU and LSTM are out of scope)
 ALWAYS_REFUSED = ("gru", "lstm")
