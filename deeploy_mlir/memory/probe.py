@@ -58,9 +58,10 @@ def walk_function(fn: func.FuncOp) -> Iterator[Operation]:
 
 def _last_use(alloc: memref.AllocOp, index: dict[Operation, int]) -> int:
     """The time of the last op during which `alloc`'s buffer is live (its
-    views' uses are its own: `T.uses_through_views`): a use inside a loop (or any region) keeps it live until the end of the op that
-    holds the use in the alloc's own block -- every iteration reads it.
-    A buffer allocated inside a loop body lives within one iteration."""
+    views' uses are its own: `T.uses_through_views`): a use inside a loop
+    (or any region) keeps it live until the end of the op that holds the
+    use in the alloc's own block -- every iteration reads it. A buffer
+    allocated inside a loop body lives within one iteration."""
     block = alloc.parent_block()
     end = index[alloc]
     for u in T.uses_through_views(alloc.memref):

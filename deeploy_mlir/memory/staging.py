@@ -2,9 +2,10 @@
 
 `move_to_l3` puts named step-function arguments in L3 (an argument keeps
 one level in every function it appears in), `move_temporary_to_l3` a
-temporary (their `training.view`s move with them: the same storage); `stage_uses` stages an L3 tensor whole through an L2 buffer around
-every op that uses it or a view of it (fetch and wait before an op that reads it, store and
-wait after one that writes it); `prefetch_l3` issues each such fetch one op
+temporary (their `training.view`s move with them: the same storage);
+`stage_uses` stages an L3 tensor whole through an L2 buffer around every op
+that uses it or a view of it (fetch and wait before an op that reads it,
+store and wait after one that writes it); `prefetch_l3` issues each such fetch one op
 earlier. memory-home and memory-regime apply them.
 
 A library module: it imports xDSL, the training and dma dialects and the

@@ -143,18 +143,7 @@ class TrainingBufferize(ModulePass):
                 bufs[o.result] = g.memref
                 continue
             assert isinstance(o, T.TrainingComputeOp), f"cannot bufferize {o.name}"
-            if isinstance(o, T.AliasingInterface) and o.VIEW:
-                self._view(o, bufs, direct, block)
-                continue
-            outs = [
-                self._out_buffer(o, r, k, bufs, direct, block)
-                for r, k in zip(o.results, inplace_of(o), strict=True)
-            ]
-            new = rebuild(o, [bufs[v] for v in o.ins], outs)
-            for k, v in o.attributes.items():
-                if k != INPLACE:
-                    new.attributes[k] = v
-            block.add_op(new)
+            self._compute(o, bufs, direct, block)
 
         # write every returned value where it belongs
         copies: list[tuple[SSAValue, SSAValue]] = []
@@ -175,6 +164,27 @@ class TrainingBufferize(ModulePass):
             Region(block),
             arg_attrs=ArrayAttr(arg_attrs),  # type: ignore[arg-type]
         )
+
+    def _compute(
+        self,
+        o: T.TrainingComputeOp,
+        bufs: dict[SSAValue, SSAValue],
+        direct: dict[SSAValue, SSAValue],
+        block: Block,
+    ) -> None:
+        """The buffer form of compute op `o` (a view op: `_view`)."""
+        if isinstance(o, T.AliasingInterface) and o.VIEW:
+            self._view(o, bufs, direct, block)
+            return
+        outs = [
+            self._out_buffer(o, r, k, bufs, direct, block)
+            for r, k in zip(o.results, inplace_of(o), strict=True)
+        ]
+        new = rebuild(o, [bufs[v] for v in o.ins], outs)
+        for k, v in o.attributes.items():
+            if k != INPLACE:
+                new.attributes[k] = v
+        block.add_op(new)
 
     def _view(
         self,

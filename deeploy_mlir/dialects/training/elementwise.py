@@ -31,7 +31,6 @@ from deeploy_mlir.dialects.training.interfaces import (
     NoAliasing,
     _dims_map,
 )
-from deeploy_mlir.dialects.training.view import ViewAliasing
 from deeploy_mlir.dialects.training.shapes import (
     _same_shape,
     broadcast_shapes,
@@ -39,6 +38,7 @@ from deeploy_mlir.dialects.training.shapes import (
     fmt_shape,
     shape_of,
 )
+from deeploy_mlir.dialects.training.view import ViewAliasing
 
 BINARY_KINDS = ("add", "sub", "mul", "div", "pow")
 
