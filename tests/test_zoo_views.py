@@ -151,9 +151,13 @@ def test_every_pass_preserves_the_numbers(zoo_dir: Path, name: str, l1: int) -> 
             p.apply(ctx, module)
             module.verify()
             losses, params = _train(module, model.params, d)
-            np.testing.assert_allclose(losses, ref_losses, rtol=1e-6, err_msg=p.name)
+            # tiles split a gemm's sums differently from one whole matmul (as
+            # in test_translation_validation): fp32 rounding, not bit for bit
+            np.testing.assert_allclose(losses, ref_losses, rtol=1e-5, err_msg=p.name)
             for k in ref_params:
-                np.testing.assert_allclose(params[k], ref_params[k], rtol=1e-6, err_msg=p.name)
+                np.testing.assert_allclose(
+                    params[k], ref_params[k], rtol=1e-5, atol=1e-7, err_msg=p.name
+                )
         assert _ops(module, T.ViewOp)
 
 
