@@ -221,3 +221,32 @@ def test_a_reshape_that_needs_a_copy_tiles_over_every_dim() -> None:
     module.verify()
     out = TrainingSession(module, {}).call("training_step", {"x": x})
     np.testing.assert_array_equal(out["flat"], want)
+
+
+def test_views_in_l3_keep_the_numbers(zoo_dir: Path, tmp_path: Path, fast_build: None) -> None:
+    """Views move to L3 with their sources: every tensor in L3 staged through
+    4 KiB of L2 in tiles, and the whole-tensor spill of memory-regime;
+    the final IR interprets to the unplanned IR's numbers, and the emitted C
+    (a view of an L3 tensor is its L3 address) trains like onnxruntime."""
+    d = zoo_dir / "ds_cnn"
+    model = import_model(d)
+    ref_losses, ref_params = _train(model.module, model.params, d)
+    for cfg in (
+        C(l1=2048, target="gap9", buffering="double-l3", l2=4096, home="L3"),
+        C(tiling="none", regime="spill"),
+    ):
+        module = import_model(d).module
+        run_pipeline(module, pipeline(cfg))
+        views = _ops(module, T.ViewOp)
+        assert views and all(T.memory_level(v.result.type) == "L3" for v in views)
+        losses, params = _train(module, model.params, d)
+        np.testing.assert_allclose(losses, ref_losses, rtol=1e-5)
+        for k in ref_params:
+            np.testing.assert_allclose(params[k], ref_params[k], rtol=1e-5, atol=1e-7)
+    out = tmp_path / "l3.json"
+    r = run_cli("run", d, *training_args(d), "--home", "L3", "--l1", str(STACKS + 2048),
+                "--buffering", "double-l3", "-q", "--json", out)  # fmt: skip
+    assert r.code == 0, r.err
+    assert_like_expected(
+        json.loads(out.read_text()), json.loads((d / "reference.json").read_text())
+    )
