@@ -117,6 +117,7 @@ _CMP: dict[int, Callable[[int, int], bool]] = {
 #: ops that cost nothing and define nothing the walk needs
 _FREE = (
     T.ArenaViewOp,
+    T.ViewOp,
     memref.AllocOp,
     memref.DeallocOp,
     memref.GetGlobalOp,

@@ -102,6 +102,16 @@ class TrainingFunctions(InterpreterFunctions):
         assert self.arenas is not None, "arena views need the arenas"
         return (self.arenas.view(op.level, op.offset.value.data, op.result.type),)
 
+    @impl(T.ViewOp)
+    def run_view(self, interpreter: Interpreter, op: T.ViewOp, args: tuple[Any, ...]):
+        # a numpy view of the source's array (an arena view, an argument's
+        # storage, a buffer): writes through either show in the other, as on
+        # the device; setting the shape of a view never copies (it raises
+        # instead, so a source that is not contiguous cannot pass unseen)
+        out = args[0].view()
+        out.shape = T.shape_of(op.result.type)
+        return (out,)
+
     @impl(memref.AllocOp)
     def run_alloc(self, interpreter: Interpreter, op: memref.AllocOp, args: tuple[Any, ...]):
         t = op.memref.type

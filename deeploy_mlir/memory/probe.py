@@ -4,8 +4,9 @@ it with their lifetimes, and the size of their plan.
 Lifetimes follow the training rules (what arena-plan plans): the arguments of
 the step functions live the whole step and are keyed by name (an argument of
 @optimizer_step with the name of one of @training_step shares its buffer);
-a `memref.alloc` lives from its allocation to its last use, a use inside a
-loop keeping it live until the end of that loop; the functions run one after
+a `memref.alloc` lives from its allocation to its last use -- a use of a
+`training.view` of it counts (the same storage) --, a use inside a loop
+keeping it live until the end of that loop; the functions run one after
 the other. Time is an op's place in a walk of the functions.
 
 `arena_size` is the probe the passes that decide homes and stage tiles use
@@ -56,13 +57,14 @@ def walk_function(fn: func.FuncOp) -> Iterator[Operation]:
 
 
 def _last_use(alloc: memref.AllocOp, index: dict[Operation, int]) -> int:
-    """The time of the last op during which `alloc`'s buffer is live: a use
-    inside a loop (or any region) keeps it live until the end of the op that
-    holds the use in the alloc's own block -- every iteration reads it.
-    A buffer allocated inside a loop body lives within one iteration."""
+    """The time of the last op during which `alloc`'s buffer is live (its
+    views' uses are its own: `T.uses_through_views`): a use inside a loop
+    (or any region) keeps it live until the end of the op that holds the
+    use in the alloc's own block -- every iteration reads it. A buffer
+    allocated inside a loop body lives within one iteration."""
     block = alloc.parent_block()
     end = index[alloc]
-    for u in alloc.memref.uses:
+    for u in T.uses_through_views(alloc.memref):
         o: Operation | None = u.operation
         while o is not None and o.parent_block() is not block:
             o = o.parent_op()

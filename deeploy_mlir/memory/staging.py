@@ -2,9 +2,10 @@
 
 `move_to_l3` puts named step-function arguments in L3 (an argument keeps
 one level in every function it appears in), `move_temporary_to_l3` a
-temporary; `stage_uses` stages an L3 tensor whole through an L2 buffer around
-every op that uses it (fetch and wait before an op that reads it, store and
-wait after one that writes it); `prefetch_l3` issues each such fetch one op
+temporary (their `training.view`s move with them: the same storage);
+`stage_uses` stages an L3 tensor whole through an L2 buffer around every op
+that uses it or a view of it (fetch and wait before an op that reads it,
+store and wait after one that writes it); `prefetch_l3` issues each such fetch one op
 earlier. memory-home and memory-regime apply them.
 
 A library module: it imports xDSL, the training and dma dialects and the
@@ -46,6 +47,7 @@ def move_to_l3(module: ModuleOp, names: set[str], stage: bool = True) -> None:
             if dma.level_of(a.type) == "L3":
                 continue
             new = Rewriter.replace_value_with_new_type(a, in_level(a.type, "L3"))
+            T.retype_views(new)
             if stage:
                 stage_uses(new)
         fn.function_type = FunctionType.from_lists(
@@ -75,6 +77,7 @@ def move_temporary_to_l3(alloc: memref.AllocOp) -> SSAValue:
     new = memref.AllocOp([], [], in_level(t, "L3"))
     new.memref.name_hint = alloc.memref.name_hint
     Rewriter.replace_op(alloc, new)
+    T.retype_views(new.memref)
     return new.memref
 
 
@@ -84,6 +87,9 @@ def stage_uses(v: SSAValue) -> None:
     shape = list(t.get_shape())
     for use in list(v.uses):
         op = use.operation
+        if isinstance(op, T.ViewOp):  # the same storage: stage around its uses
+            stage_uses(op.result)
+            continue
         if not isinstance(op, T.TrainingComputeOp):
             raise DeeployError(
                 f"memory-home: %{v.name_hint or 'arg'} is used by {op.name}, which cannot be "
@@ -120,11 +126,13 @@ def _is_l3_fetch(o: Operation) -> bool:
 
 
 def _writes(o: Operation, l3: SSAValue) -> bool:
-    """Whether `o` is a store into `l3` or the wait of one."""
+    """Whether `o` is a store into `l3`'s storage (itself, or what it is a view
+    of, or a view of that) or the wait of one."""
     if isinstance(o, dma.WaitOp):
         owner = o.token.owner
-        return isinstance(owner, dma.CopyOp) and owner.dst is l3
-    return isinstance(o, dma.CopyOp) and o.dst is l3
+        return isinstance(owner, dma.CopyOp) and _writes(owner, l3)
+    root = T.storage_root(l3)
+    return isinstance(o, dma.CopyOp) and T.storage_root(o.dst) is root
 
 
 def prefetch_l3(block: Block) -> None:

@@ -138,6 +138,7 @@ def apply_regime(module: ModuleOp, regime: str) -> None:
             )
             new.memref.name_hint = alloc.memref.name_hint
             Rewriter.replace_op(alloc, new)
+            T.retype_views(new.memref)
             stage_uses(new.memref)
     names = {n for n, (k, size) in _args(module).items() if k in L3_ARGS[regime] and _movable(size)}
     if names:

@@ -9,6 +9,12 @@
 * A result returned as an argument's new value (`updates` of its `#training.result`) that was not
   computed in place is copied into the argument at the end of the function.
 * Constants become `memref.global`s read by `memref.get_global`.
+* A reshape (`AliasingInterface.VIEW`) whose result may share its operand's
+  storage (the decision `#training.inplace<0>`) becomes a `training.view` of
+  the operand's buffer: no op, no buffer, no kernel. Otherwise its result gets
+  a buffer like any other and the op becomes a `training.copy` from a view of
+  the operand under the result's shape (the same bytes in the same order), an
+  elementwise copy that tiles over every dim.
 """
 
 from __future__ import annotations
@@ -137,15 +143,7 @@ class TrainingBufferize(ModulePass):
                 bufs[o.result] = g.memref
                 continue
             assert isinstance(o, T.TrainingComputeOp), f"cannot bufferize {o.name}"
-            outs = [
-                self._out_buffer(o, r, k, bufs, direct, block)
-                for r, k in zip(o.results, inplace_of(o), strict=True)
-            ]
-            new = rebuild(o, [bufs[v] for v in o.ins], outs)
-            for k, v in o.attributes.items():
-                if k != INPLACE:
-                    new.attributes[k] = v
-            block.add_op(new)
+            self._compute(o, bufs, direct, block)
 
         # write every returned value where it belongs
         copies: list[tuple[SSAValue, SSAValue]] = []
@@ -166,6 +164,52 @@ class TrainingBufferize(ModulePass):
             Region(block),
             arg_attrs=ArrayAttr(arg_attrs),  # type: ignore[arg-type]
         )
+
+    def _compute(
+        self,
+        o: T.TrainingComputeOp,
+        bufs: dict[SSAValue, SSAValue],
+        direct: dict[SSAValue, SSAValue],
+        block: Block,
+    ) -> None:
+        """The buffer form of compute op `o` (a view op: `_view`)."""
+        if isinstance(o, T.AliasingInterface) and o.VIEW:
+            self._view(o, bufs, direct, block)
+            return
+        outs = [
+            self._out_buffer(o, r, k, bufs, direct, block)
+            for r, k in zip(o.results, inplace_of(o), strict=True)
+        ]
+        new = rebuild(o, [bufs[v] for v in o.ins], outs)
+        for k, v in o.attributes.items():
+            if k != INPLACE:
+                new.attributes[k] = v
+        block.add_op(new)
+
+    def _view(
+        self,
+        o: T.TrainingComputeOp,
+        bufs: dict[SSAValue, SSAValue],
+        direct: dict[SSAValue, SSAValue],
+        block: Block,
+    ) -> None:
+        """A view op (a reshape): a `training.view` of its operand's buffer when
+        it was decided so, else a copy of such a view into the result's buffer."""
+        src, res = bufs[o.ins[0]], o.results[0]
+        assert isinstance(src.type, MemRefType)
+        view = T.ViewOp(src, to_memref(res.type, self.level))
+        block.add_op(view)
+        if inplace_of(o) == [0]:
+            view.result.name_hint = res.name_hint
+            bufs[res] = view.result
+            return
+        view.result.name_hint = f"{src.name_hint or 'x'}_as_{res.name_hint or 'y'}"
+        out = self._out_buffer(o, res, -1, bufs, direct, block)
+        copy = T.CopyOp([view.result], (), [out])
+        for k, v in o.attributes.items():
+            if k != INPLACE:
+                copy.attributes[k] = v
+        block.add_op(copy)
 
     def _out_buffer(
         self,

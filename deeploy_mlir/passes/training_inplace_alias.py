@@ -11,6 +11,14 @@ a candidate (result r, operand k) is taken when
   result is written straight into its output argument, or is the new value of
   another argument).
 
+A *view* candidate (`AliasingInterface.VIEW`: a reshape's result as its
+operand's bytes under another shape) is taken unless the result is returned
+(it is then written into its output argument, or is an argument's new value:
+a copy). The operand may stay live after a view, so storage is shared by a
+group of values (a buffer, its views, and what is written in place into
+them): an in-place candidate is refused while any value of the operand's
+group is read later or returned, or is another operand of the same op.
+
 Chosen decisions are written as ``training.inplace = #training.inplace<k, ...>``
 (one entry per result, -1 = own buffer); `training-bufferize` reads them.
 """
@@ -38,8 +46,10 @@ class _FunctionAliasing:
     ops: list[Operation] = field(default_factory=list[Operation])
     index: dict[Operation, int] = field(default_factory=dict[Operation, int])
     updates: dict[int, int] = field(default_factory=dict[int, int])
-    #: value -> the value whose storage it lives in (through in-place chains)
+    #: value -> the value whose storage it lives in (through in-place chains and views)
     root: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    #: storage root -> every value that lives in it (itself first)
+    group: dict[SSAValue, list[SSAValue]] = field(default_factory=dict[SSAValue, list[SSAValue]])
 
     def __post_init__(self) -> None:
         block = self.fn.body.blocks.first
@@ -55,15 +65,43 @@ class _FunctionAliasing:
     def returned_as(self, v: SSAValue) -> list[int]:
         return [i for i, r in enumerate(self.ret.operands) if r is v]
 
+    def sharing(self, v: SSAValue) -> list[SSAValue]:
+        """The values that live in `v`'s storage (`v` among them)."""
+        root = self.root.get(v, v)
+        return self.group.get(root, [root])
+
+    def share(self, res: SSAValue, v: SSAValue) -> None:
+        """`res` lives in `v`'s storage from now on."""
+        root = self.root.get(v, v)
+        self.root[res] = root
+        self.group.setdefault(root, [root]).append(res)
+
+    def view_refusal(self, o: T.TrainingComputeOp, r: int) -> str | None:
+        """Why result `r` of `o` may not be a view of its operand (None: it may)."""
+        if self.returned_as(o.results[r]):
+            return (
+                f"result #{r} is returned: it is written into its output argument or is an "
+                "argument's new value (a copy)"
+            )
+        return None
+
     def refusal(self, o: T.TrainingComputeOp, r: int, k: int) -> str | None:
         """Why result `r` of `o` may not take operand `k`'s storage (None: it may)."""
         v = o.ins[k]
-        if any(
-            self.index[u.operation] > self.index[o] for u in v.uses if u.operation is not self.ret
-        ):
-            return f"operand #{k} is read later"
-        if self.returned_as(v):
-            return f"operand #{k} is returned"
+        shared = self.sharing(v)
+        for w in shared:
+            what = f"operand #{k}" if w is v else f"operand #{k}'s storage (as %{w.name_hint})"
+            if any(
+                self.index[u.operation] > self.index[o]
+                for u in w.uses
+                if u.operation is not self.ret
+            ):
+                return f"{what} is read later"
+            if self.returned_as(w):
+                return f"{what} is returned"
+        for j, u in enumerate(o.operands):
+            if u is not v and any(u is w for w in shared):
+                return f"operand #{j} is operand #{k}'s storage under another shape (a view)"
         res_returns = self.returned_as(o.results[r])
         target = self.root.get(v, v)
         if isinstance(target, BlockArgument):
@@ -89,10 +127,13 @@ class _FunctionAliasing:
                 continue  # decided already: bufferization has run
             decision = [-1] * len(o.results)
             for r, k in o.alias_candidates():
-                if decision[r] != -1 or k in decision or self.refusal(o, r, k) is not None:
+                if decision[r] != -1 or k in decision:
+                    continue
+                why = self.view_refusal(o, r) if o.VIEW else self.refusal(o, r, k)
+                if why is not None:
                     continue
                 decision[r] = k
-                self.root[o.results[r]] = self.root.get(o.ins[k], o.ins[k])
+                self.share(o.results[r], o.ins[k])
             set_inplace(o, decision if any(d != -1 for d in decision) else None)
 
 

@@ -24,6 +24,8 @@ ones above it in this list):
 * `window` -- sliding-window geometry (`SlidingWindow`, `Window2d`);
 * `interfaces` -- `AliasingInterface`, `IterationSpaceInterface`;
 * `base` -- `TrainingComputeOp` and the mixins of the op families;
+* `view` -- `training.view` (a buffer under another shape, same storage)
+  and `ViewAliasing`;
 * op families: `elementwise`, `activation` (unary functions and their
   gradients), `gemm`, `norm` (softmax, norms, losses, reductions), `loss`
   (log-softmax, dropout), `optimizer`, `adamw`, `batchnorm`, `conv`, `pool`,
@@ -519,6 +521,24 @@ from deeploy_mlir.dialects.training.shapes import (
 from deeploy_mlir.dialects.training.shapes import (
     shape_of as shape_of,
 )
+from deeploy_mlir.dialects.training.view import (
+    ViewAliasing as ViewAliasing,
+)
+from deeploy_mlir.dialects.training.view import (
+    ViewOp as ViewOp,
+)
+from deeploy_mlir.dialects.training.view import (
+    retype_views as retype_views,
+)
+from deeploy_mlir.dialects.training.view import (
+    storage_root as storage_root,
+)
+from deeploy_mlir.dialects.training.view import (
+    uses_through_views as uses_through_views,
+)
+from deeploy_mlir.dialects.training.view import (
+    view_source as view_source,
+)
 from deeploy_mlir.dialects.training.window import (
     AXES as AXES,
 )
@@ -583,6 +603,6 @@ COMPUTE_OPS: tuple[type[TrainingComputeOp], ...] = (
 
 Training = Dialect(
     "training",
-    [*COMPUTE_OPS, ConstantOp, ArenaViewOp],
+    [*COMPUTE_OPS, ConstantOp, ArenaViewOp, ViewOp],
     ATTRIBUTES,
 )

@@ -38,6 +38,7 @@ from deeploy_mlir.dialects.training.shapes import (
     fmt_shape,
     shape_of,
 )
+from deeploy_mlir.dialects.training.view import ViewAliasing
 
 BINARY_KINDS = ("add", "sub", "mul", "div", "pow")
 
@@ -104,11 +105,14 @@ class CopyOp(TrainingComputeOp, ElementwiseSpace):
 
 
 @irdl_op_definition
-class ReshapeOp(TrainingComputeOp, IterationSpaceInterface):
+class ReshapeOp(TrainingComputeOp, ViewAliasing, IterationSpaceInterface):
     """Y = X's elements, in row-major order, under Y's declared shape (ONNX
-    Reshape and Flatten, the target shape resolved at import: shapes are
-    static). Y has a buffer of its own (a copy; no aliasing: an alias would
-    need a memref of another shape over the same storage).
+    Reshape, Flatten, Squeeze and Unsqueeze, the target shape resolved at
+    import: shapes are static). Y may be a view of X (`ViewAliasing`):
+    training-inplace-alias decides, and training-bufferize then writes a
+    `training.view` instead of the op (no copy); where Y needs storage of its
+    own (it is returned), bufferization copies a view of X with Y's shape
+    (`training.copy`, which tiles over every dim).
 
     The output's shape is its declared type, checked against X's element
     count, so that a tile of a reshape is again a reshape: a dim that X and Y

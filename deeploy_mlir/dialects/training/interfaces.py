@@ -25,6 +25,10 @@ class AliasingInterface(ABC):
     #: True for ops whose result is the new value of their first operand
     #: (SGD, gradient accumulation): bufferization writes them in place.
     STATE_UPDATE: ClassVar[bool] = False
+    #: True for ops whose result 0 may be a view of operand 0 (the same bytes
+    #: under another shape: reshapes; see view.ViewAliasing): sharing then
+    #: replaces the op, and the operand may still be read after it
+    VIEW: ClassVar[bool] = False
 
     @abstractmethod
     def alias_candidates(self) -> Sequence[tuple[int, int]]:

@@ -53,6 +53,8 @@ def _value_expr(op: Operation, cx: FnCtx, globals_: dict[str, str]) -> bool:
                 if op.level == "L3"
                 else f"(({c_type(op.result.type)} *)(dm_arena_{op.level} + {off}u))"
             )
+        case T.ViewOp():  # the same storage: its source's pointer (or L3 address)
+            cx.exprs[op.result] = cx.ptr(op.source)
         case memref.GetGlobalOp():
             cx.exprs[op.memref] = globals_[op.name_.string_value()]
         case arith.ConstantOp():
