@@ -71,26 +71,6 @@ def _assert_like_reference(got: dict, ref: dict) -> None:
 # ------------------------------------------------------- the models, on the host
 
 
-@pytest.mark.parametrize("name", MODELS)
-def test_trains_like_onnxruntime_untiled(
-    name: str, exported: Path, tmp_path: Path, fast_build: None
-) -> None:
-    d = exported / name
-    _assert_like_reference(_run(d, tmp_path, "--tiling", "untiled"), _ref(d))
-
-
-@pytest.mark.parametrize("name", MODELS)
-def test_trains_like_onnxruntime_tiled_double_at_minimal_l1(
-    name: str, exported: Path, tmp_path: Path, fast_build: None
-) -> None:
-    d = exported / name
-    r = run_cli("minimal-l1", d, "--buffering", "double", "--json")
-    assert r.code == 0, r.err
-    l1 = json.loads(r.out)["tiled"]
-    got = _run(d, tmp_path, "--l1", str(l1), "--buffering", "double")
-    _assert_like_reference(got, _ref(d))
-
-
 def _random_state(session: TrainingSession, seed: int) -> dict[str, np.ndarray]:
     """Parameters, gradients and moments at random (second moments >= 0),
     the count at 4."""
