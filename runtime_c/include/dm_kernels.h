@@ -20,6 +20,5 @@
 #include "dm_reduce.h"
 #include "dm_softmax.h"
 #include "dm_transpose.h"
-#include "dm_kernels_ext.h"
 
 #endif
