@@ -297,26 +297,26 @@ typedef struct {
     int has_bias, acc;
 } dm_dw_row_t;
 
-/* The 8 columns of a tile at `in` / `out`; L: the first of its row (column
- * 0's tap kw = 0 (S = 1) or 2 (S = -1) is in the padding, and x[0] is not
- * read), R: the last (column 7's other outer tap, x[9]); columns below
- * `skip` are not stored (the previous tile stored them). */
+/* The T (8 or 4) columns of a tile at `in` / `out`; L: the first of its
+ * row (column 0's tap kw = 0 (S = 1) or 2 (S = -1) is in the padding, and
+ * x[0] is not read), R: the last (column T - 1's other outer tap, x[T + 1]);
+ * columns below `skip` are not stored (the previous tile stored them). */
 DM_INLINE void dm_dw_tile(const dm_dw_row_t *t, const float *in, float *out, int S, int L, int R,
-                          uint32_t skip)
+                          uint32_t skip, uint32_t T)
 {
     float c[8], x[10];
 #pragma GCC unroll 8
-    for (uint32_t j = 0; j < 8u; j++) c[j] = t->acc ? out[j] : 0.0f;
+    for (uint32_t j = 0; j < T; j++) c[j] = t->acc ? out[j] : 0.0f;
     const float *p = in;
     for (uint32_t kh = t->kh0; kh < t->kh1; kh++, p += t->rs) {
         const float w0 = t->w[kh * 3u], w1 = t->w[kh * 3u + 1u], w2 = t->w[kh * 3u + 2u];
         if (!L) DM_LDF(x[0], p);
         DM_LDF(x[1], p + 1);
 #pragma GCC unroll 8
-        for (uint32_t j = 0; j < 8u; j++) {
-            if (!(R && j == 7u)) DM_LDF(x[j + 2u], p + j + 2u);
+        for (uint32_t j = 0; j < T; j++) {
+            if (!(R && j + 1u == T)) DM_LDF(x[j + 2u], p + j + 2u);
             /* kw = 0, 1, 2 read x[j + kw] (S = 1) or x[j + 2 - kw] (S = -1) */
-            const int lo = L && j == 0u, hi = R && j == 7u; /* x[0], x[9] absent */
+            const int lo = L && j == 0u, hi = R && j + 1u == T; /* x[0], x[T + 1] absent */
             if (S > 0) {
                 if (!lo) DM_FMA(c[j], w0, x[j]);
                 DM_FMA(c[j], w1, x[j + 1u]);
@@ -329,22 +329,29 @@ DM_INLINE void dm_dw_tile(const dm_dw_row_t *t, const float *in, float *out, int
         }
     }
 #pragma GCC unroll 8
-    for (uint32_t j = 0; j < 8u; j++)
+    for (uint32_t j = 0; j < T; j++)
         if (j >= skip) out[j] = t->has_bias ? c[j] + t->bias : c[j];
 }
 
-/* One row of `cols` (>= 8) columns. */
-#define DM_DW_ROW(NAME, S)                                                               \
-    static __attribute__((noinline)) void NAME(const dm_dw_row_t *t, uint32_t cols)     \
-    {                                                                                    \
-        if (cols == 8u) {                                                                \
-            dm_dw_tile(t, t->in, t->out, S, 1, 1, 0u);                                   \
-            return;                                                                      \
-        }                                                                                \
-        dm_dw_tile(t, t->in, t->out, S, 1, 0, 0u);                                       \
-        uint32_t j = 8u;                                                                 \
-        for (; j + 8u < cols; j += 8u) dm_dw_tile(t, t->in + j, t->out + j, S, 0, 0, 0u); \
-        dm_dw_tile(t, t->in + (cols - 8u), t->out + (cols - 8u), S, 0, 1, j - (cols - 8u)); \
+/* One row of `cols` (>= 8) columns: 8-column tiles; 4 columns left over
+ * (a 12-column row) take a 4-column tile, other remainders an 8-column
+ * tile moved left to end at the row's end (its first columns computed
+ * again, the same bits, not stored). */
+#define DM_DW_ROW(NAME, S)                                                                    \
+    static __attribute__((noinline)) void NAME(const dm_dw_row_t *t, uint32_t cols)          \
+    {                                                                                         \
+        if (cols == 8u) {                                                                     \
+            dm_dw_tile(t, t->in, t->out, S, 1, 1, 0u, 8u);                                    \
+            return;                                                                           \
+        }                                                                                     \
+        dm_dw_tile(t, t->in, t->out, S, 1, 0, 0u, 8u);                                        \
+        uint32_t j = 8u;                                                                      \
+        for (; j + 8u < cols; j += 8u) dm_dw_tile(t, t->in + j, t->out + j, S, 0, 0, 0u, 8u); \
+        if (cols - j == 4u)                                                                   \
+            dm_dw_tile(t, t->in + j, t->out + j, S, 0, 1, 0u, 4u);                            \
+        else                                                                                  \
+            dm_dw_tile(t, t->in + (cols - 8u), t->out + (cols - 8u), S, 0, 1, j - (cols - 8u), \
+                       8u);                                                                   \
     }
 DM_DW_ROW(dm_dw_row_fwd, 1)
 DM_DW_ROW(dm_dw_row_bwd, -1)
