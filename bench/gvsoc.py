@@ -56,10 +56,13 @@ def kernel_cases() -> list[P.KernelCase]:
     """Shapes of the published models' layers (examples/make_models.py
     --published): CCT (embedding 128, 64 tokens), ResNet-8 (16 channels,
     32x32 at full size: 16x16 here), MobileNetV1 (depthwise and pointwise
-    32 channels at 16x16)."""
+    32 channels at 16x16 (24x24 at full size), depthwise 64 channels at
+    12x12)."""
     cases = [P.gemm(64, 128, 64, ta, tb, "CCT mlp") for ta, tb in ((0, 1), (0, 0), (1, 0), (1, 1))]
     cases += P.conv("conv 3x3", 1, 16, 16, 16, 3, 1, "ResNet-8")
     cases += P.conv("depthwise 3x3", 1, 32, 32, 16, 3, 32, "MobileNetV1")
+    # MobileNetV1 0.25's stride-1 depthwise layer at 12x12, full size
+    cases += P.conv("depthwise 3x3", 1, 64, 64, 12, 3, 64, "MobileNetV1")
     cases += P.conv("pointwise", 1, 32, 32, 16, 1, 1, "MobileNetV1")
     cases += [
         P.maxpool(16, 32, "ResNet-8"),

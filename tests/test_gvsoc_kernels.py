@@ -1,7 +1,8 @@
 """runtime_c's kernels on GVSoC siracusa's 8-core cluster, in parallel: gemm
 (and the transposed forms its gradients use), conv2d and its input and weight
-gradients, on ragged sizes (no dimension a multiple of the team), at 1, 2, 3
-and 8 cores, each twice with the team's cores started in two different orders
+gradients (the general and the depthwise 3x3 paths), on ragged sizes (no
+dimension a multiple of the team), at 1, 2, 3 and 8 cores, each twice with
+the team's cores started in two different orders
 (runtime_c/gvsoc's dm_gvsoc_fork_delay: core i starts i*D, then (7-i)*D,
 busy-wait iterations late). Every run must give the bits of the host
 emulation's run of the same team size: a kernel that races (two cores
@@ -27,6 +28,8 @@ RNG = np.random.default_rng(18)
 # gemm: Y[M,N] = A[M,K] @ B[K,N] (+ C); conv: NCHW, 3x3, pad 1, stride 1 / 2
 M, N, K = 13, 7, 9
 CB, CI, CH, CW, CO = 2, 3, 9, 7, 5
+# depthwise (groups = channels), 3x3, stride 1, pad 1: two 8-column tiles that overlap
+DB, DC, DH, DW = 2, 3, 9, 11
 
 
 PROGRAM = r"""
@@ -107,6 +110,26 @@ static void run(void *arg)
                 dump(s == 1 ? "conv_dw_s1" : "conv_dw_s2", n, order, Y,
                      %(CO)d * %(CI)d * 9 + %(CO)d);
             }
+            /* depthwise 3x3, stride 1, pad 1, width >= 8: conv.c's own path */
+            dm_conv2d_args_t dv = {0};
+            dv.X = dX_; dv.W = dWt; dv.B = dBias; dv.Y = Y;
+            dv.batch = %(DB)d; dv.in_ch = %(DC)d; dv.in_h = %(DH)d; dv.in_w = %(DW)d;
+            dv.out_ch = %(DC)d; dv.k_h = 3; dv.k_w = 3; dv.out_h = %(DH)d; dv.out_w = %(DW)d;
+            dv.groups = %(DC)d; dv.stride_h = 1; dv.stride_w = 1;
+            dv.dil_h = 1; dv.dil_w = 1; dv.pad_top = 1; dv.pad_left = 1;
+            poison(); pi_cl_team_fork(n, dm_conv2d_fp32, &dv);
+            dump("dw", n, order, Y, %(DB)d * %(DC)d * %(DH)d * %(DW)d);
+            dm_conv2d_grad_args_t dg = {0};
+            dg.dY = ddY; dg.X = dX_; dg.W = dWt; dg.dX = Y; dg.dW = NULL; dg.dB = NULL;
+            dg.batch = %(DB)d; dg.in_ch = %(DC)d; dg.in_h = %(DH)d; dg.in_w = %(DW)d;
+            dg.out_ch = %(DC)d; dg.k_h = 3; dg.k_w = 3; dg.out_h = %(DH)d; dg.out_w = %(DW)d;
+            dg.groups = %(DC)d; dg.stride_h = 1; dg.stride_w = 1;
+            dg.dil_h = 1; dg.dil_w = 1; dg.pad_top = 1; dg.pad_left = 1;
+            poison(); pi_cl_team_fork(n, dm_conv2d_grad_input_fp32, &dg);
+            dump("dw_dx", n, order, Y, %(DB)d * %(DC)d * %(DH)d * %(DW)d);
+            dg.dX = NULL; dg.dW = Y; dg.dB = &Y[%(DC)d * 9];
+            poison(); pi_cl_team_fork(n, dm_conv2d_grad_weight_fp32, &dg);
+            dump("dw_dw", n, order, Y, %(DC)d * 9 + %(DC)d);
         }
     }
     printf("DONE\n");
@@ -127,9 +150,15 @@ def _program() -> str:
             c_floats("cWt", RNG.standard_normal((CO, CI, 3, 3)).astype(np.float32)),
             c_floats("cBias", RNG.standard_normal(CO).astype(np.float32)),
             c_floats("cdY", RNG.standard_normal((CB, CO, CH, CW)).astype(np.float32)),
+            c_floats("dX_", RNG.standard_normal((DB, DC, DH, DW)).astype(np.float32)),
+            c_floats("dWt", RNG.standard_normal((DC, 1, 3, 3)).astype(np.float32)),
+            c_floats("dBias", RNG.standard_normal(DC).astype(np.float32)),
+            c_floats("ddY", RNG.standard_normal((DB, DC, DH, DW)).astype(np.float32)),
         ]
     )
-    ysize = max(M * N, K * N, M * K, CB * CO * ohw, CB * CI * CH * CW, CO * CI * 9 + CO)
+    ysize = max(
+        M * N, K * N, M * K, CB * CO * ohw, CB * CI * CH * CW, CO * CI * 9 + CO, DB * DC * DH * DW
+    )
     return PROGRAM % {
         "data": data,
         "ysize": ysize,
@@ -141,13 +170,17 @@ def _program() -> str:
         "CH": CH,
         "CW": CW,
         "CO": CO,
+        "DB": DB,
+        "DC": DC,
+        "DH": DH,
+        "DW": DW,
     }
 
 
 def test_kernels_parallel_same_bits_as_host_no_race(tmp_path: Path) -> None:
     host_out, text = run_host_and_gvsoc(tmp_path, _program() + CLUSTER_MAIN)
     want = results(host_out)
-    assert len(want) == 4 * 2 * 9
+    assert len(want) == 4 * 2 * 12
     got = results(text)
     assert set(got) == set(want)
     for key, bits in want.items():

@@ -308,3 +308,24 @@ def test_too_small_a_stack_is_detected(
     assert f"dm-gvsoc: the cluster task overflowed the stack of core {core}" in first, first
     assert f"pi_cluster_task.{field}" in first
     assert "DONE" not in str(e.value)
+
+
+def test_app_flags_hold_the_emitted_codes_language(tmp_path: Path) -> None:
+    """gvsoc.mk compiles the application with C_LANG (-ffp-contract=off among
+    them), as the host and SDK builds do: no make run passes them itself."""
+    from deeploy_mlir.emitters.c import C_LANG
+
+    (tmp_path / "x.c").write_text("int x;\n")
+    r = subprocess.run(
+        [
+            *("make", "-n", "-f", str(RT / "gvsoc" / "gvsoc.mk"), "APP_SRCS=x.c"),
+            *("OUT=b/p.elf", "PULP_RUNTIME_HOME=/nonexistent", "b/obj/app/x.o"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    cmd = next(ln for ln in r.stdout.splitlines() if ln.rstrip().endswith("b/obj/app/x.o"))
+    for flag in C_LANG:
+        assert flag in cmd.split(), (flag, cmd)

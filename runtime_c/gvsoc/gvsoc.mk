@@ -47,8 +47,11 @@ PR_FLAGS := -O2 -std=gnu11 -DRV_ISA_RV32 -D__riscv__ -fdata-sections -ffunction-
 	-DCONFIG_IO_UART=0 -DCLUSTER_STACK_SIZE=$(CLUSTER_STACK_SIZE) -DNUM_CORES=$(NUM_CORES)
 PR_SRCS := kernel/fll-v1.c kernel/freq-domains.c kernel/chips/pulp/soc.c kernel/init.c \
 	kernel/irq.c kernel/soc_event.c kernel/crt0.S kernel/irq_asm.S
-# the application (emitted code, kernels): the project's warning flags
-APP_FLAGS := -O2 -std=gnu11 -Wall -Wextra -Werror -fdata-sections -ffunction-sections \
+# the application (emitted code, kernels): the project's language and warning
+# flags (-ffp-contract=off as every build of the emitted code, the host's and
+# the SDK's: no multiply-add contracted, so GVSoC gives the host's bits; a
+# later flag in APP_DEFS overrides it)
+APP_FLAGS := -O2 -std=gnu11 -ffp-contract=off -Wall -Wextra -Werror -fdata-sections -ffunction-sections \
 	-I$(GVSOC_RT) $(APP_INCS) -DNUM_CORES=$(NUM_CORES) $(APP_DEFS)
 
 PR_OBJS := $(addprefix $(OBJDIR)/pr/,$(addsuffix .o,$(basename $(PR_SRCS))))

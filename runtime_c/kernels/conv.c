@@ -276,6 +276,156 @@ static void dm_interior(uint32_t stride, uint32_t pad, uint32_t dil, uint32_t k,
     dm_window_range(-(int32_t)pad, stride, in - span, out, lo, hi);
 }
 
+/* -------------------------------------------- depthwise 3x3, stride 1, pad 1 */
+
+/* Depthwise (one input and one output channel per group) 3 x 3, stride and
+ * dilation 1, padding 1, as many output as input rows and columns, at least
+ * 8 columns: the forward (S = 1: Y[r, j] reads X[r + kh - 1, j + kw - 1]) and
+ * the input gradient (S = -1: dX[r, j] reads dY[r + 1 - kh, j + 1 - kw]) are
+ * the same walk. Units are output rows (image, channel, row); a core keeps
+ * the channel's 9 weights in registers, and a tile of 8 columns streams the
+ * 10 inputs of each kernel row, one load ahead of the three multiply-adds
+ * that need it. Each output sums kh, then kw, ascending, the taps in the
+ * padding skipped: the order of dm_conv.h, so the bits of the generic path. */
+typedef struct {
+    float w[9];
+    const float *in; /* the tile's first column - 1, at kernel row kh0 */
+    int32_t rs;      /* between kernel rows (+-width) */
+    uint32_t kh0, kh1;
+    float *out;
+    float bias; /* added last (forward); unused when acc */
+    int has_bias, acc;
+} dm_dw_row_t;
+
+/* The T (8 or 4) columns of a tile at `in` / `out`; L: the first of its
+ * row (column 0's tap kw = 0 (S = 1) or 2 (S = -1) is in the padding, and
+ * x[0] is not read), R: the last (column T - 1's other outer tap, x[T + 1]);
+ * columns below `skip` are not stored (the previous tile stored them). */
+DM_INLINE void dm_dw_tile(const dm_dw_row_t *t, const float *in, float *out, int S, int L, int R,
+                          uint32_t skip, uint32_t T)
+{
+    float c[8], x[10];
+#pragma GCC unroll 8
+    for (uint32_t j = 0; j < T; j++) c[j] = t->acc ? out[j] : 0.0f;
+    const float *p = in;
+    for (uint32_t kh = t->kh0; kh < t->kh1; kh++, p += t->rs) {
+        const float w0 = t->w[kh * 3u], w1 = t->w[kh * 3u + 1u], w2 = t->w[kh * 3u + 2u];
+        if (!L) DM_LDF(x[0], p);
+        DM_LDF(x[1], p + 1);
+#pragma GCC unroll 8
+        for (uint32_t j = 0; j < T; j++) {
+            if (!(R && j + 1u == T)) DM_LDF(x[j + 2u], p + j + 2u);
+            /* kw = 0, 1, 2 read x[j + kw] (S = 1) or x[j + 2 - kw] (S = -1) */
+            const int lo = L && j == 0u, hi = R && j + 1u == T; /* x[0], x[T + 1] absent */
+            if (S > 0) {
+                if (!lo) DM_FMA(c[j], w0, x[j]);
+                DM_FMA(c[j], w1, x[j + 1u]);
+                if (!hi) DM_FMA(c[j], w2, x[j + 2u]);
+            } else {
+                if (!hi) DM_FMA(c[j], w0, x[j + 2u]);
+                DM_FMA(c[j], w1, x[j + 1u]);
+                if (!lo) DM_FMA(c[j], w2, x[j]);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (uint32_t j = 0; j < T; j++)
+        if (j >= skip) out[j] = t->has_bias ? c[j] + t->bias : c[j];
+}
+
+/* One row of `cols` (>= 8) columns: 8-column tiles; 4 columns left over
+ * (a 12-column row) take a 4-column tile, other remainders an 8-column
+ * tile moved left to end at the row's end (its first columns computed
+ * again, the same bits, not stored). */
+#define DM_DW_ROW(NAME, S)                                                                    \
+    static __attribute__((noinline)) void NAME(const dm_dw_row_t *t, uint32_t cols)          \
+    {                                                                                         \
+        if (cols == 8u) {                                                                     \
+            dm_dw_tile(t, t->in, t->out, S, 1, 1, 0u, 8u);                                    \
+            return;                                                                           \
+        }                                                                                     \
+        dm_dw_tile(t, t->in, t->out, S, 1, 0, 0u, 8u);                                        \
+        uint32_t j = 8u;                                                                      \
+        for (; j + 8u < cols; j += 8u) dm_dw_tile(t, t->in + j, t->out + j, S, 0, 0, 0u, 8u); \
+        if (cols - j == 4u)                                                                   \
+            dm_dw_tile(t, t->in + j, t->out + j, S, 0, 1, 0u, 4u);                            \
+        else                                                                                  \
+            dm_dw_tile(t, t->in + (cols - 8u), t->out + (cols - 8u), S, 0, 1, j - (cols - 8u), \
+                       8u);                                                                   \
+    }
+DM_DW_ROW(dm_dw_row_fwd, 1)
+DM_DW_ROW(dm_dw_row_bwd, -1)
+
+/* Whether the depthwise path takes a convolution of this geometry. */
+static int dm_dw_fast(uint32_t in_ch, uint32_t out_ch, uint32_t groups, uint32_t k_h,
+                      uint32_t k_w, uint32_t stride_h, uint32_t stride_w, uint32_t dil_h,
+                      uint32_t dil_w, uint32_t pad_top, uint32_t pad_left, uint32_t in_h,
+                      uint32_t in_w, uint32_t out_h, uint32_t out_w)
+{
+    /* one accumulated difference (few live registers: the kernels' entries
+     * that test it keep an empty frame) */
+    const uint32_t d = (groups ^ in_ch) | (groups ^ out_ch) | (k_h ^ 3u) | (k_w ^ 3u) |
+                       (stride_h ^ 1u) | (stride_w ^ 1u) | (dil_h ^ 1u) | (dil_w ^ 1u) |
+                       (pad_top ^ 1u) | (pad_left ^ 1u) | (in_h ^ out_h) | (in_w ^ out_w);
+    return d == 0u && in_w >= 8u;
+}
+
+/* This core's share of the rows (image, channel, row) of `total`: in -> out
+ * through W (forward S = 1, bias B or NULL; input gradient S = -1, acc).
+ * Inlined into the two noinline entries below, where S is a constant and
+ * the row call direct. */
+DM_INLINE void dm_dw_rows(const float *in, const float *W, const float *B, float *out,
+                          uint32_t ch, uint32_t H, uint32_t Wd, uint32_t total, int S, int acc)
+{
+    uint32_t u0, u1;
+    dm_chunk(total, &u0, &u1);
+    if (u0 >= u1) return;
+    const uint32_t plane = H * Wd;
+    uint32_t pl = u0 / H, r = u0 % H; /* plane (image * ch + channel), row */
+    dm_dw_row_t t;
+    t.has_bias = B != NULL;
+    t.acc = acc;
+    t.rs = S > 0 ? (int32_t)Wd : -(int32_t)Wd;
+    uint32_t loaded = ~0u;
+    for (uint32_t u = u0; u < u1; u++) {
+        const uint32_t c = pl % ch;
+        if (c != loaded) {
+            for (uint32_t i = 0; i < 9u; i++) t.w[i] = W[c * 9u + i];
+            t.bias = B != NULL ? B[c] : 0.0f;
+            loaded = c;
+        }
+        /* kernel rows inside the input: S = 1 reads row r + kh - 1, S = -1 row r + 1 - kh */
+        const uint32_t top = S > 0 ? r == 0u : r + 1u == H, bot = S > 0 ? r + 1u == H : r == 0u;
+        t.kh0 = top ? 1u : 0u;
+        t.kh1 = bot ? 2u : 3u;
+        const int32_t row0 = S > 0 ? (int32_t)(r + t.kh0) - 1 : (int32_t)r + 1 - (int32_t)t.kh0;
+        t.in = in + pl * plane + (uint32_t)row0 * Wd - 1;
+        t.out = out + pl * plane + r * Wd;
+        if (S > 0)
+            dm_dw_row_fwd(&t, Wd);
+        else
+            dm_dw_row_bwd(&t, Wd);
+        if (++r == H) {
+            r = 0;
+            pl++;
+        }
+    }
+}
+
+/* The depthwise entries (dm_dw_fast geometry), called by the kernels as
+ * their last act: a frame of their own, not added to the general path's. */
+static __attribute__((noinline)) void dm_dw_fwd(const dm_conv2d_args_t *a)
+{
+    dm_dw_rows(a->X, a->W, a->B, a->Y, a->out_ch, a->out_h, a->out_w,
+               a->batch * a->out_ch * a->out_h, 1, 0);
+}
+
+static __attribute__((noinline)) void dm_dw_dgrad(const dm_conv2d_grad_args_t *a)
+{
+    dm_dw_rows(a->dY, a->W, NULL, a->dX, a->in_ch, a->in_h, a->in_w,
+               a->batch * a->in_ch * a->in_h, -1, a->acc_dX != 0u);
+}
+
 /* ------------------------------------------------------------------ forward */
 
 /* One block of MB output rows (channels m0.., row oh, image n): the edge
@@ -321,9 +471,9 @@ static void dm_conv_rows(dm_walk_t *k, const dm_conv2d_args_t *a, const float *x
     }
 }
 
-void dm_conv2d_fp32(void *args)
+/* Every geometry (dm_conv2d_fp32 without the depthwise path). */
+static __attribute__((noinline)) void dm_conv_general(const dm_conv2d_args_t *a)
 {
-    const dm_conv2d_args_t *a = (const dm_conv2d_args_t *)args;
     const uint32_t cg = a->in_ch / a->groups, mg = a->out_ch / a->groups;
     const uint32_t taps = a->k_h * a->k_w, blocks = (mg + 3u) / 4u;
     const uint32_t plane = a->in_h * a->in_w, oplane = a->out_h * a->out_w;
@@ -363,6 +513,19 @@ void dm_conv2d_fp32(void *args)
         }
         k.np = cg;
     }
+}
+
+void dm_conv2d_fp32(void *args)
+{
+    const dm_conv2d_args_t *a = (const dm_conv2d_args_t *)args;
+    /* both paths are tail calls: this frame is empty, and the deepest stack
+     * is the deeper of the two paths, not their sum */
+    if (dm_dw_fast(a->in_ch, a->out_ch, a->groups, a->k_h, a->k_w, a->stride_h, a->stride_w,
+                   a->dil_h, a->dil_w, a->pad_top, a->pad_left, a->in_h, a->in_w, a->out_h,
+                   a->out_w))
+        dm_dw_fwd(a);
+    else
+        dm_conv_general(a);
 }
 
 /* ------------------------------------------------------------ input gradient */
@@ -415,9 +578,9 @@ static void dm_dgrad_rows(dm_walk_t *k, const dm_conv2d_grad_args_t *a, const fl
     }
 }
 
-void dm_conv2d_grad_input_fp32(void *args)
+/* Every geometry (dm_conv2d_grad_input_fp32 without the depthwise path). */
+static __attribute__((noinline)) void dm_dgrad_general(const dm_conv2d_grad_args_t *a)
 {
-    const dm_conv2d_grad_args_t *a = (const dm_conv2d_grad_args_t *)args;
     const uint32_t cg = a->in_ch / a->groups, mg = a->out_ch / a->groups;
     const uint32_t taps = a->k_h * a->k_w, blocks = (cg + 3u) / 4u;
     const uint32_t plane = a->in_h * a->in_w, oplane = a->out_h * a->out_w;
@@ -466,6 +629,18 @@ void dm_conv2d_grad_input_fp32(void *args)
             dm_dgrad_rows(&k, a, dy, w, dx, iwl, iwr, cb == 4u ? 4u : 1u);
         }
     }
+}
+
+void dm_conv2d_grad_input_fp32(void *args)
+{
+    const dm_conv2d_grad_args_t *a = (const dm_conv2d_grad_args_t *)args;
+    /* tail calls, as dm_conv2d_fp32 */
+    if (dm_dw_fast(a->in_ch, a->out_ch, a->groups, a->k_h, a->k_w, a->stride_h, a->stride_w,
+                   a->dil_h, a->dil_w, a->pad_top, a->pad_left, a->in_h, a->in_w, a->out_h,
+                   a->out_w))
+        dm_dw_dgrad(a);
+    else
+        dm_dgrad_general(a);
 }
 
 /* ----------------------------------------------------------- weight gradient */
@@ -636,6 +811,81 @@ static __attribute__((noinline)) void dm_wgrad_k3(const dm_conv2d_grad_args_t *a
     dw[2] = c2;
 }
 
+/* The depthwise path's weight gradient (dm_dw_fast geometry): one channel g
+ * per unit, its 9 sums in registers; per image and output row, the kernel
+ * rows whose input row exists (KH0..KH1), per kernel row the columns in
+ * order: column 0 (taps kw = 1, 2), chunks of 4 inner columns (6 loads of X
+ * and 12 multiply-adds per kernel row, the 4 dY loaded once), the
+ * remaining inner columns one by one, the last column (kw = 0, 1). Each
+ * dW[g, 0, kh, kw] sums n, oh, ow ascending: the order of dm_conv.h. */
+/* Inner columns [ow, ow + CH) of dm_dw_wrow: the CH dY loaded once, per
+ * kernel row CH + 2 loads of X and 3 CH multiply-adds. */
+DM_INLINE void dm_dw_wcols(const float *d, const float *x, uint32_t W, float c[9], uint32_t ow,
+                           uint32_t CH, uint32_t KH0, uint32_t KH1)
+{
+    float dv[8];
+#pragma GCC unroll 8
+    for (uint32_t j = 0; j < CH; j++) DM_LDF(dv[j], d + ow + j);
+#pragma GCC unroll 3
+    for (uint32_t kh = KH0; kh < KH1; kh++) {
+        const float *xr = x + (kh - KH0) * W + ow - 1u;
+        float xv[10];
+        DM_LDF(xv[0], xr);
+        DM_LDF(xv[1], xr + 1);
+#pragma GCC unroll 8
+        for (uint32_t j = 0; j < CH; j++) {
+            DM_LDF(xv[j + 2u], xr + j + 2u);
+            DM_FMA(c[kh * 3u], dv[j], xv[j]);
+            DM_FMA(c[kh * 3u + 1u], dv[j], xv[j + 1u]);
+            DM_FMA(c[kh * 3u + 2u], dv[j], xv[j + 2u]);
+        }
+    }
+}
+
+DM_INLINE void dm_dw_wrow(const float *d, const float *x, uint32_t W, float c[9], uint32_t KH0,
+                          uint32_t KH1)
+{
+    /* x: input row oh - 1 + KH0 (kernel row KH0) at column 0 */
+#pragma GCC unroll 3
+    for (uint32_t kh = KH0; kh < KH1; kh++) {
+        const float *xr = x + (kh - KH0) * W;
+        DM_FMA(c[kh * 3u + 1u], d[0], xr[0]);
+        DM_FMA(c[kh * 3u + 2u], d[0], xr[1]);
+    }
+    uint32_t ow = 1;
+    /* a loop of 4-column chunks: its code stays in the core's 512-byte L0
+     * instruction cache (8-column chunks did not, measured) */
+    for (; ow + 4u < W; ow += 4u) dm_dw_wcols(d, x, W, c, ow, 4u, KH0, KH1);
+    for (; ow + 1u < W; ow++) dm_dw_wcols(d, x, W, c, ow, 1u, KH0, KH1);
+#pragma GCC unroll 3
+    for (uint32_t kh = KH0; kh < KH1; kh++) {
+        const float *xr = x + (kh - KH0) * W + W - 2u;
+        DM_FMA(c[kh * 3u], d[W - 1u], xr[0]);
+        DM_FMA(c[kh * 3u + 1u], d[W - 1u], xr[1]);
+    }
+}
+
+/* One image's plane: the 9 sums stay in registers over its rows (the first
+ * and last rows, which miss a kernel row, are instances of their own),
+ * starting from dw (0 when init) and stored back to dw: between images
+ * the sums go through dW itself (the same bits), so that no caller holds
+ * them in a stack array. */
+static __attribute__((noinline)) void dm_dw_wplane(const float *dy, const float *x, uint32_t H,
+                                                   uint32_t W, float *dw, int init)
+{
+    float r[9];
+    for (uint32_t i = 0; i < 9u; i++) r[i] = init ? 0.0f : dw[i];
+    if (H == 1u) {
+        dm_dw_wrow(dy, x, W, r, 1u, 2u);
+    } else {
+        dm_dw_wrow(dy, x, W, r, 1u, 3u); /* row 0: no input row -1 */
+        for (uint32_t oh = 1; oh + 1u < H; oh++)
+            dm_dw_wrow(dy + oh * W, x + (oh - 1u) * W, W, r, 0u, 3u);
+        dm_dw_wrow(dy + (H - 1u) * W, x + (H - 2u) * W, W, r, 0u, 2u); /* no input row H */
+    }
+    for (uint32_t i = 0; i < 9u; i++) dw[i] = r[i];
+}
+
 DM_INLINE void dm_wgrad_block(const dm_conv2d_grad_args_t *a, uint32_t m0, uint32_t mb,
                               uint32_t c0, uint32_t cb, uint32_t xc0, uint32_t kh, uint32_t kw,
                               uint32_t SW)
@@ -662,7 +912,18 @@ void dm_conv2d_grad_weight_fp32(void *args)
     const uint32_t oplane = a->out_h * a->out_w, taps = a->k_h * a->k_w;
     const uint32_t mblocks = (mg + 3u) / 4u, cblocks = (cg + 3u) / 4u;
     uint32_t e0, e1;
-    if (a->dW != NULL && mg == 1u && cg == 1u && a->k_w == 3u && a->stride_w == 1u &&
+    if (a->dW != NULL &&
+        dm_dw_fast(a->in_ch, a->out_ch, a->groups, a->k_h, a->k_w, a->stride_h, a->stride_w,
+                   a->dil_h, a->dil_w, a->pad_top, a->pad_left, a->in_h, a->in_w, a->out_h,
+                   a->out_w)) { /* depthwise 3 x 3 (dm_dw_wplane): units g */
+        const uint32_t plane = a->in_h * a->in_w;
+        dm_chunk(a->groups, &e0, &e1);
+        for (uint32_t g = e0; g < e1; g++)
+            for (uint32_t n = 0; n < a->batch; n++)
+                dm_dw_wplane(a->dY + (n * a->out_ch + g) * plane,
+                             a->X + (n * a->in_ch + g) * plane, a->in_h, a->in_w, a->dW + g * 9u,
+                             n == 0u && !a->acc_dW);
+    } else if (a->dW != NULL && mg == 1u && cg == 1u && a->k_w == 3u && a->stride_w == 1u &&
         a->dil_w == 1u) { /* depthwise, three taps wide: units (g, kh) */
         dm_chunk(a->groups * a->k_h, &e0, &e1);
         for (uint32_t e = e0; e < e1; e++) dm_wgrad_k3(a, e / a->k_h, 0u, e / a->k_h, e % a->k_h);
