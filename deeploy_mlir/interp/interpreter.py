@@ -222,6 +222,8 @@ class TrainingSession:
         self.interp.register_implementations(ArithFunctions())
         self.interp.register_implementations(TrainingFunctions(self.arenas, globals_))
         fn = func_named(self.module, "training_step")
+        #: what `train` returns: the parameters and batch norm's running
+        #: statistics (not the optimizer's state)
         self.param_names: list[str] = []
         for i, a in enumerate(fn.args):
             info = T.arg_info(fn, i)
@@ -231,7 +233,7 @@ class TrainingSession:
                 storage = self._storage(fn, i, a.type)
                 storage[...] = self.params[name] if kind != "grad_accum" else 0
                 self.state[name] = storage
-                if kind == "param":
+                if kind in ("param", "running_stat"):
                     self.param_names.append(name)
         # the optimizer's own state (AdamW's moments and step count): its
         # value in `params` when given (a checkpoint's), else zeros
@@ -291,7 +293,7 @@ class TrainingSession:
         loss_name: str | None = None,
     ) -> tuple[list[float], dict[str, np.ndarray]]:
         """`steps` optimizer steps of `accum` mini-batches; returns the losses
-        and the parameters after training."""
+        and the parameters (with batch norm's running statistics) after training."""
         losses: list[float] = []
         for s in range(steps):
             for a in range(accum):
