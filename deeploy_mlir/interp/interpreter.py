@@ -236,8 +236,17 @@ class TrainingSession:
                 if kind in ("param", "running_stat"):
                     self.param_names.append(name)
         # the optimizer's own state (AdamW's moments and step count): its
-        # value in `params` when given (a checkpoint's), else zeros
-        opt = func_named(self.module, "optimizer_step")
+        # value in `params` when given (a checkpoint's), else zeros; a module
+        # of the training step alone (a test's) has none
+        opts = [
+            op
+            for op in self.module.ops
+            if isinstance(op, func.FuncOp) and op.sym_name.data == "optimizer_step"
+        ]
+        for opt in opts:
+            self._init_optimizer_state(opt)
+
+    def _init_optimizer_state(self, opt: func.FuncOp) -> None:
         for i, a in enumerate(opt.args):
             info = T.arg_info(opt, i)
             name = info.name

@@ -1,7 +1,7 @@
 // RUN: deeploy-opt %s -p "tile-select{l1=1024}" | filecheck %s --check-prefix=SMALL
 // RUN: deeploy-opt %s -p "tile-select{l1=4096}" | filecheck %s --check-prefix=LARGE
 // RUN: deeploy-opt %s -p "tile-select{l1=4096 solver=untiled}" | filecheck %s --check-prefix=UNTILED
-// RUN: deeploy-opt %s -p "tile-select{l1=1024 rlimit=1}" | filecheck %s --check-prefix=STOPPED
+// RUN: deeploy-opt %s -p "tile-select{l1=1024 solver=z3 rlimit=1}" | filecheck %s --check-prefix=STOPPED
 
 // Gemm M=6, N=12, K=16 (trans_b), f32; K is a reduction dim and stays whole.
 // Footprint of tiles (tm, tn): 4 * (16 tm + 16 tn + tm tn) bytes.

@@ -576,7 +576,7 @@ case(
 
 for op, dom in [
     ("Softsign", ""),
-    ("AdamWOptimizer", "com.microsoft"),
+    ("HardSigmoid", ""),
     ("Foo", "my.domain"),
     ("Softplus", ""),
 ]:
@@ -587,6 +587,14 @@ for op, dom in [
         f"{{d}}/m.onnx: unsupported ONNX ops: {key} (nodes: {op.lower()}0)",
         save(unary(op, dom)),
     )
+# an optimizer_model.onnx op in a training graph
+case(
+    "adamw_in_training_graph",
+    LOWER,
+    "{d}/m.onnx: node 'adamwoptimizer0' (AdamWOptimizer): AdamWOptimizer belongs in "
+    "optimizer_model.onnx (onnxruntime-training's artifacts), not in the training graph",
+    save(unary("AdamWOptimizer", "com.microsoft")),
+)
 # ops that are supported, given inputs they cannot take
 case(
     "conv_missing_weight",

@@ -79,9 +79,14 @@ def moment_names(param: str) -> tuple[str, str]:
 
 
 @handles(f"{MS}:AdamWOptimizer", attributes=ATTRIBUTES)
-def adamw(im: Importer, node: onnx.NodeProto) -> None:  # pragma: no cover - see below
+def adamw(im: Importer, node: onnx.NodeProto) -> None:
     # expanded by adamw_function; this entry marks the op as supported
-    raise AssertionError("AdamWOptimizer is expanded by the optimizer builder")
+    # (an optimizer_model.onnx's node is expanded by the optimizer builder and
+    # never reaches its handler; in a training graph it is an error)
+    raise DeeployError(
+        f"{node_label(node)}: AdamWOptimizer belongs in optimizer_model.onnx "
+        "(onnxruntime-training's artifacts), not in the training graph"
+    )
 
 
 def is_adamw(opt: onnx.ModelProto | None) -> bool:

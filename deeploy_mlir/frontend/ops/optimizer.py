@@ -73,10 +73,15 @@ def sgd(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles(f"{MS}:SGDOptimizerV2")
-def sgd_v2(im: Importer, node: onnx.NodeProto) -> None:  # pragma: no cover - see below
+def sgd_v2(im: Importer, node: onnx.NodeProto) -> None:
     # The optimizer graph is expanded by optimizer_function; this entry only
     # marks the op as supported for the unsupported-op check.
-    raise AssertionError("SGDOptimizerV2 is expanded by the optimizer builder")
+    # (an optimizer_model.onnx's node is expanded by the optimizer builder and
+    # never reaches its handler; in a training graph it is an error)
+    raise DeeployError(
+        f"{node_label(node)}: SGDOptimizerV2 belongs in optimizer_model.onnx "
+        "(onnxruntime-training's artifacts), not in the training graph"
+    )
 
 
 def optimizer_function(
