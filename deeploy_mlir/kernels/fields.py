@@ -71,3 +71,13 @@ def bcast_strides(out: Sequence[int], shape: Sequence[int]) -> list[int]:
 def max_rank(op: Operation, rank: int, most: int, what: str = "rank") -> None:
     if rank > most:
         raise DeeployError(f"{op.name}: {what} {rank} > {most} is not supported by the kernel")
+
+
+def axis_fields(shape: Sequence[int], axis: int) -> Fields:
+    """A row-wise kernel's geometry along `axis` (softmax, log-softmax): the
+    elements before it (`outer`), its length and the elements after it."""
+    return [
+        ("outer", u32(prod(shape[:axis]))),
+        ("len", u32(shape[axis])),
+        ("inner", u32(prod(shape[axis + 1 :]))),
+    ]

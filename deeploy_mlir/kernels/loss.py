@@ -8,7 +8,7 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
 
 from deeploy_mlir.dialects import kernel as K
 from deeploy_mlir.dialects import training as T
-from deeploy_mlir.kernels.fields import Call, Fields, float32, numel, prod, u32
+from deeploy_mlir.kernels.fields import Call, Fields, axis_fields, float32, numel, u32
 
 
 def sce_ignore_calls(
@@ -57,13 +57,7 @@ def calls(op: T.TrainingComputeOp) -> list[Call] | None:
     ins, outs, note = list(op.ins), list(op.outs), op.name
     match op:
         case T.LogSoftmaxOp() | T.LogSoftmaxGradOp():
-            shape = T.shape_of(outs[0].type)
-            axis = op.axis.value.data
-            geo: Fields = [
-                ("outer", u32(prod(shape[:axis]))),
-                ("len", u32(shape[axis])),
-                ("inner", u32(prod(shape[axis + 1 :]))),
-            ]
+            geo = axis_fields(T.shape_of(outs[0].type), op.axis.value.data)
             if isinstance(op, T.LogSoftmaxOp):
                 f: Fields = [("X", ins[0]), ("Y", K.NULL), ("out", outs[0]), *geo]
                 return [Call("dm_log_softmax_fp32", "dm_log_softmax_args_t", f, note)]

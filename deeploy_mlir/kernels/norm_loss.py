@@ -11,6 +11,7 @@ from deeploy_mlir.kernels import loss
 from deeploy_mlir.kernels.fields import (
     Call,
     Fields,
+    axis_fields,
     float32,
     prod,
     ptr_or_null,
@@ -64,13 +65,7 @@ def calls(op: T.TrainingComputeOp) -> list[Call] | None:
     ins, outs, note = list(op.ins), list(op.outs), op.name
     match op:
         case T.SoftmaxOp() | T.SoftmaxGradOp():
-            shape = T.shape_of(outs[0].type)
-            axis = op.axis.value.data
-            geo: Fields = [
-                ("outer", u32(prod(shape[:axis]))),
-                ("len", u32(shape[axis])),
-                ("inner", u32(prod(shape[axis + 1 :]))),
-            ]
+            geo = axis_fields(T.shape_of(outs[0].type), op.axis.value.data)
             if isinstance(op, T.SoftmaxOp):
                 f: Fields = [("X", ins[0]), ("Y", outs[0]), *geo]
                 return [Call("dm_softmax_fp32", "dm_softmax_args_t", f, note)]
