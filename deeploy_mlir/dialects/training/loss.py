@@ -33,6 +33,7 @@ from deeploy_mlir.dialects.training.interfaces import (
     IterationSpace,
     IterationSpaceInterface,
 )
+from deeploy_mlir.dialects.training.norm import AlongAxisOp
 from deeploy_mlir.dialects.training.shapes import (
     _check_axis,
     _same_shape,
@@ -46,22 +47,11 @@ i1 = IntegerType(1)
 
 
 @irdl_op_definition
-class LogSoftmaxOp(TrainingComputeOp, ElementwiseAliasing, IterationSpaceInterface):
+class LogSoftmaxOp(AlongAxisOp):
     """Y = X - max - log(sum(exp(X - max))) along `axis` (ONNX LogSoftmax,
     opset 13); the axis stays whole."""
 
     name = "training.log_softmax"
-    axis = prop_def(IntegerAttr[I64])
-
-    def infer_shapes(self) -> list[tuple[int, ...]]:
-        x = shape_of(self.ins[0].type)
-        _check_axis(self.axis.value.data, len(x))
-        return [x]
-
-    def iteration_space(self) -> IterationSpace:
-        x = shape_of(self.ins[0].type)
-        ident = AffineMap.identity(len(x))
-        return IterationSpace(x, (ident, ident), frozenset({self.axis.value.data}))
 
 
 @irdl_op_definition

@@ -192,12 +192,10 @@ class ReduceMeanOp(ReduceOp):
     name = "training.reduce_mean"
 
 
-@irdl_op_definition
-class SoftmaxOp(TrainingComputeOp, ElementwiseAliasing, IterationSpaceInterface):
-    """Y = exp(X - max) / sum(exp(X - max)) along `axis` (ONNX Softmax, opset 13
-    semantics); the axis stays whole."""
+class AlongAxisOp(TrainingComputeOp, ElementwiseAliasing, IterationSpaceInterface, ABC):
+    """One input, an output of its shape, computed along `axis`, which stays
+    whole (softmax, log-softmax)."""
 
-    name = "training.softmax"
     axis = prop_def(IntegerAttr[I64])
 
     def infer_shapes(self) -> list[tuple[int, ...]]:
@@ -209,6 +207,14 @@ class SoftmaxOp(TrainingComputeOp, ElementwiseAliasing, IterationSpaceInterface)
         x = shape_of(self.ins[0].type)
         ident = AffineMap.identity(len(x))
         return IterationSpace(x, (ident, ident), frozenset({self.axis.value.data}))
+
+
+@irdl_op_definition
+class SoftmaxOp(AlongAxisOp):
+    """Y = exp(X - max) / sum(exp(X - max)) along `axis` (ONNX Softmax, opset 13
+    semantics); the axis stays whole."""
+
+    name = "training.softmax"
 
 
 @irdl_op_definition
