@@ -33,9 +33,8 @@ from deeploy_mlir.dialects.training.interfaces import (
     IterationSpace,
     IterationSpaceInterface,
 )
-from deeploy_mlir.dialects.training.norm import AlongAxisOp
+from deeploy_mlir.dialects.training.norm import AlongAxisGradOp, AlongAxisOp
 from deeploy_mlir.dialects.training.shapes import (
-    _check_axis,
     _same_shape,
     elem_of,
     is_f32,
@@ -55,25 +54,11 @@ class LogSoftmaxOp(AlongAxisOp):
 
 
 @irdl_op_definition
-class LogSoftmaxGradOp(TrainingComputeOp, ElementwiseAliasing, IterationSpaceInterface):
+class LogSoftmaxGradOp(AlongAxisGradOp):
     """dX = dY - exp(Y) * sum(dY along axis) (com.microsoft LogSoftmaxGrad_13):
     ins (dY, Y), Y the log-softmax's output."""
 
     name = "training.log_softmax_grad"
-    N_INS: ClassVar[tuple[int, int]] = (2, 2)
-    axis = prop_def(IntegerAttr[I64])
-
-    def infer_shapes(self) -> list[tuple[int, ...]]:
-        dy, y = self.in_types()
-        shape = _same_shape(dy, "dY", y, "Y")
-        _check_axis(self.axis.value.data, len(shape))
-        return [shape]
-
-    def iteration_space(self) -> IterationSpace:
-        y = shape_of(self.ins[1].type)
-        ident = AffineMap.identity(len(y))
-        axis = self.axis.value.data
-        return IterationSpace(y, (ident, ident, ident), frozenset({axis}), frozenset({axis}))
 
 
 def _check_ratio(ratio: float) -> None:

@@ -217,12 +217,10 @@ class SoftmaxOp(AlongAxisOp):
     name = "training.softmax"
 
 
-@irdl_op_definition
-class SoftmaxGradOp(TrainingComputeOp, ElementwiseAliasing, IterationSpaceInterface):
-    """dX = Y * (dY - sum(dY * Y along axis)) (com.microsoft SoftmaxGrad_13, and
-    SoftmaxGrad over the last axis): ins (dY, Y), Y the softmax's output."""
+class AlongAxisGradOp(TrainingComputeOp, ElementwiseAliasing, IterationSpaceInterface, ABC):
+    """The gradient of an AlongAxisOp: ins (dY, Y), Y the op's output, dX of
+    their shape; the axis stays whole and is reduced over."""
 
-    name = "training.softmax_grad"
     N_INS: ClassVar[tuple[int, int]] = (2, 2)
     axis = prop_def(IntegerAttr[I64])
 
@@ -237,6 +235,14 @@ class SoftmaxGradOp(TrainingComputeOp, ElementwiseAliasing, IterationSpaceInterf
         ident = AffineMap.identity(len(y))
         axis = self.axis.value.data
         return IterationSpace(y, (ident, ident, ident), frozenset({axis}), frozenset({axis}))
+
+
+@irdl_op_definition
+class SoftmaxGradOp(AlongAxisGradOp):
+    """dX = Y * (dY - sum(dY * Y along axis)) (com.microsoft SoftmaxGrad_13, and
+    SoftmaxGrad over the last axis): ins (dY, Y), Y the softmax's output."""
+
+    name = "training.softmax_grad"
 
 
 class NormOp(TrainingComputeOp, IterationSpaceInterface, ABC):
