@@ -6,17 +6,16 @@ a wrong in-place decision changes the numbers."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import example_dirs, load_expected, model_dirs
+from validation import check_every_pass, train
 
 from deeploy_mlir.config import CompileConfig as C
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
-from deeploy_mlir.interp.interpreter import TrainingSession, loss_output_name
 from deeploy_mlir.pipeline import l2_pipeline, make_context, pipeline
 
 EXAMPLES = example_dirs()
@@ -53,14 +52,6 @@ def _spill_pipeline(module) -> tuple:
     return pipeline(C(tiling="none", l2=budget))
 
 
-def _train(module, params, d: Path, exp: dict) -> tuple[list[float], dict[str, np.ndarray]]:
-    with np.load(d / "data.npz") as z:
-        data = {k: z[k] for k in z.files}
-    loss = loss_output_name(module) or ""
-    s = TrainingSession(module, params)
-    return s.train(data, exp["steps"], exp["accum"], exp["lr"], loss)
-
-
 #: every pipeline on the first example; on the other, the untiled, one tiled
 #: double-buffered and one L3-staged pipeline (the same passes, larger shapes)
 CASES = [(EXAMPLES[0], k) for k in PIPELINES]
@@ -80,25 +71,10 @@ def test_every_pass_preserves_the_numbers(d: Path, pipeline: object) -> None:
     exp = load_expected(d)
     model = import_model(d)
     module = model.module
-    loss_name = loss_output_name(module)
-    ref_losses, ref_params = _train(module, model.params, d, exp)
-    np.testing.assert_allclose(ref_losses, exp["losses"], rtol=1e-4)
-    for name, want in exp["params"].items():
-        np.testing.assert_allclose(ref_params[name], np.array(want), rtol=1e-4, atol=1e-6)
-    ctx = make_context()
     passes = _spill_pipeline(module) if pipeline == "spill" else pipeline
-    for p in passes:
-        p.apply(ctx, module)
-        module.verify()
-        assert loss_output_name(module) == loss_name
-        losses, params = _train(module, model.params, d, exp)
-        # tiles split the sums of a gemm's rows differently from one whole
-        # matmul, so tiled numbers agree to fp32 rounding, not bit for bit
-        np.testing.assert_allclose(losses, ref_losses, rtol=1e-5, err_msg=p.name)
-        for name in ref_params:
-            np.testing.assert_allclose(
-                params[name], ref_params[name], rtol=1e-5, atol=1e-7, err_msg=p.name
-            )
+    # tiles split the sums of a gemm's rows differently from one whole
+    # matmul, so tiled numbers agree to fp32 rounding, not bit for bit
+    check_every_pass(module, model.params, d, passes, exp=exp, ref_atol=1e-6)
     if "memory-home" in pipeline:
         assert T.arena_of(module, "L3") is not None  # something is in L3
 
@@ -117,13 +93,13 @@ def test_a_corrupted_plan_changes_the_numbers() -> None:
     ctx = make_context()
     for p in l2_pipeline():
         p.apply(ctx, module)
-    good, _ = _train(module, model.params, d, exp)
+    good, _ = train(module, model.params, d, exp)
     views = [op for op in module.walk() if isinstance(op, ArenaViewOp)]
     offsets = sorted({v.offset.value.data for v in views})
     assert len(offsets) >= 2
     for v in views:  # every temporary at the same offset
         v.offset = IntegerAttr(offsets[0], i64)
-    bad, _ = _train(module, model.params, d, exp)
+    bad, _ = train(module, model.params, d, exp)
     assert not np.allclose(bad, good, rtol=1e-4)
 
 
@@ -136,24 +112,11 @@ def test_default_pipeline_preserves_the_numbers_of_every_model(d: Path) -> None:
     parameters): interpreted before the default pipeline they train like
     onnxruntime-training (reference.json), and after each of its passes they
     give the same numbers."""
-    ref = json.loads((d / "reference.json").read_text())
     model = import_model(d)
-    module = model.module
-    ref_losses, ref_params = _train(module, model.params, d, ref)
-    np.testing.assert_allclose(ref_losses, ref["losses"], rtol=1e-4)
-    for name, want in ref["params"].items():
-        got = np.asarray(ref_params[name]).reshape(np.shape(want))
-        np.testing.assert_allclose(got, np.array(want), rtol=1e-4, atol=1e-6)
-    ctx = make_context()
-    for p in l2_pipeline():
-        p.apply(ctx, module)
-        module.verify()
-        losses, params = _train(module, model.params, d, ref)
-        np.testing.assert_allclose(losses, ref_losses, rtol=1e-6, err_msg=p.name)
-        for name in ref_params:
-            np.testing.assert_allclose(
-                params[name], ref_params[name], rtol=1e-6, atol=1e-8, err_msg=p.name
-            )
+    passes = l2_pipeline()
+    check_every_pass(
+        model.module, model.params, d, passes, ref_atol=1e-6, reshape=True, rtol=1e-6, atol=1e-8
+    )
 
 
 @pytest.mark.parametrize(
@@ -168,21 +131,10 @@ def test_gemm_k_tiles_preserve_the_numbers(buffering: str, l1: int, target: str)
     does hold K tiles -- some that go on from Y (`accumulate`), some that
     store raw sums (`partial`)."""
     d = Path(__file__).resolve().parents[1] / "examples" / "simple_mlp"
-    ref = json.loads((d / "reference.json").read_text())
     model = import_model(d)
     module = model.module
-    ref_losses, ref_params = _train(module, model.params, d, ref)
-    np.testing.assert_allclose(ref_losses, ref["losses"], rtol=1e-4)
-    ctx = make_context()
-    for p in pipeline(C(l1=l1, target=target, buffering=buffering)):
-        p.apply(ctx, module)
-        module.verify()
-        losses, params = _train(module, model.params, d, ref)
-        np.testing.assert_allclose(losses, ref_losses, rtol=1e-5, err_msg=p.name)
-        for name in ref_params:
-            np.testing.assert_allclose(
-                params[name], ref_params[name], rtol=1e-5, atol=1e-7, err_msg=p.name
-            )
+    passes = pipeline(C(l1=l1, target=target, buffering=buffering))
+    check_every_pass(module, model.params, d, passes, want_params=())
     gemms = [o for o in module.walk() if isinstance(o, T.GemmOp)]
     assert any(o.accumulated() for o in gemms)
     assert any(o.partial is not None for o in gemms)

@@ -31,14 +31,14 @@ import pytest
 from conftest import run_cli
 from onnx import TensorProto
 from onnx import helper as oh
+from validation import check_every_pass, reference, train
 
 from deeploy_mlir.config import CompileConfig
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.interp.attrs import func_named
-from deeploy_mlir.interp.interpreter import TrainingSession, loss_output_name
-from deeploy_mlir.pipeline import l2_pipeline, make_context, pipeline
+from deeploy_mlir.pipeline import l2_pipeline, pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("mlp_batchnorm1d", "cnn_batchnorm2d")
@@ -242,14 +242,6 @@ def test_tiled_double_at_minimal_l1_on_host(
 # --------------------------------------------------------------------------
 
 
-def _train(module, params, d: Path) -> tuple[list[float], dict[str, np.ndarray]]:
-    ref = json.loads((d / "reference.json").read_text())
-    with np.load(d / "data.npz") as z:
-        data = {k: z[k] for k in z.files}
-    s = TrainingSession(module, params)
-    return s.train(data, ref["steps"], ref["accum"], ref["lr"], loss_output_name(module))
-
-
 @pytest.mark.parametrize("name", MODELS)
 @pytest.mark.parametrize("which", ["l2", "tiled-double", "home-l3"])
 def test_every_pass_preserves_the_numbers(
@@ -263,25 +255,15 @@ def test_every_pass_preserves_the_numbers(
     d = exported / name
     model = import_model(d)
     module = model.module
-    ref = json.loads((d / "reference.json").read_text())
-    losses0, state0 = _train(module, model.params, d)
-    np.testing.assert_allclose(losses0, ref["losses"], rtol=RTOL)
-    for k, want in [*ref["params"].items(), *expected_stats[name].items()]:
-        np.testing.assert_allclose(state0[k], want, rtol=RTOL, atol=ATOL, err_msg=k)
+    ref = reference(d)
     configs = {
         "tiled-double": CompileConfig(l1=2048, target="pulp-open", buffering="double"),
         # every tensor (the running statistics too) in L3, staged through L2
         "home-l3": CompileConfig(l1=2048, target="gap9", buffering="single", l2=1000, home="L3"),
     }
     passes = l2_pipeline() if which == "l2" else pipeline(configs[which])
-    ctx = make_context()
-    for p in passes:
-        p.apply(ctx, module)
-        module.verify()
-        losses, state = _train(module, model.params, d)
-        np.testing.assert_allclose(losses, losses0, rtol=1e-5, err_msg=p.name)
-        for k in state0:
-            np.testing.assert_allclose(state[k], state0[k], rtol=1e-5, atol=1e-7, err_msg=p.name)
+    want = [*ref["params"].items(), *expected_stats[name].items()]
+    check_every_pass(module, model.params, d, passes, exp=ref, want_params=want, ref_atol=ATOL)
     if which == "home-l3":
         fn = func_named(module, "training_step")
         stats = [a for i, a in enumerate(fn.args) if T.arg_info(fn, i).kind == "running_stat"]
@@ -361,8 +343,8 @@ def test_running_statistics_start_from_params(exported: Path, tmp_path: Path) ->
     start["1.0.running_mean"] = np.full(16, 2.0, np.float32)
     np.savez(tmp_path / "p.npz", **start)
     moved = import_model(d, tmp_path / "p.npz")
-    _, s0 = _train(base.module, base.params, d)
-    _, s1 = _train(moved.module, moved.params, d)
+    _, s0 = train(base.module, base.params, d)
+    _, s1 = train(moved.module, moved.params, d)
     change = 2.0 - base.params["1.0.running_mean"]
     np.testing.assert_allclose(
         s1["1.0.running_mean"] - s0["1.0.running_mean"], change * 0.9**6, rtol=1e-4

@@ -35,14 +35,14 @@ from conftest import run_cli
 from onnx import TensorProto
 from onnx import helper as oh
 from test_zoo_kernels import Guarded, _sigmoid_model, _tanh_model, same_bits
+from validation import check_every_pass, train
 
 from deeploy_mlir.cli import main
 from deeploy_mlir.config import CompileConfig
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
 from deeploy_mlir.interp.families.gru import gru, gru_grad
-from deeploy_mlir.interp.interpreter import TrainingSession, loss_output_name
-from deeploy_mlir.pipeline import l2_pipeline, make_context, pipeline
+from deeploy_mlir.pipeline import l2_pipeline, pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 RT = ROOT / "runtime_c"
@@ -343,14 +343,6 @@ def test_tiled_double_at_minimal_l1_on_host(
     _check(_run(exported, tmp_path, "--l1", str(l1), "--buffering", "double"), exported)
 
 
-def _train(module, params, d: Path) -> tuple[list[float], dict[str, np.ndarray]]:
-    ref = json.loads((d / "reference.json").read_text())
-    with np.load(d / "data.npz") as z:
-        data = {k: z[k] for k in z.files}
-    s = TrainingSession(module, params)
-    return s.train(data, ref["steps"], ref["accum"], ref["lr"], loss_output_name(module))
-
-
 @pytest.mark.parametrize("which", ["l2", "tiled-double", "home-l3"])
 def test_every_pass_preserves_the_numbers(which: str, exported: Path) -> None:
     """Translation validation: the interpreter on the imported IR trains like
@@ -362,24 +354,12 @@ def test_every_pass_preserves_the_numbers(which: str, exported: Path) -> None:
     module = model.module
     assert any(isinstance(o, T.GRUOp) for o in module.walk())
     assert any(isinstance(o, T.GRUGradOp) for o in module.walk())
-    ref = json.loads((d / "reference.json").read_text())
-    losses0, state0 = _train(module, model.params, d)
-    np.testing.assert_allclose(losses0, ref["losses"], rtol=RTOL)
-    for k, want in ref["params"].items():
-        np.testing.assert_allclose(state0[k], want, rtol=RTOL, atol=ATOL, err_msg=k)
     configs = {
         "tiled-double": CompileConfig(l1=16384, target="pulp-open", buffering="double"),
         "home-l3": CompileConfig(l1=16384, target="gap9", buffering="single", l2=6000, home="L3"),
     }
     passes = l2_pipeline() if which == "l2" else pipeline(configs[which])
-    ctx = make_context()
-    for p in passes:
-        p.apply(ctx, module)
-        module.verify()
-        losses, state = _train(module, model.params, d)
-        np.testing.assert_allclose(losses, losses0, rtol=1e-5, err_msg=p.name)
-        for k in state0:
-            np.testing.assert_allclose(state[k], state0[k], rtol=1e-5, atol=1e-7, err_msg=p.name)
+    check_every_pass(module, model.params, d, passes, ref_atol=ATOL)
 
 
 def test_absent_initial_state_is_zeros(exported: Path, tmp_path: Path) -> None:
@@ -400,7 +380,7 @@ def test_absent_initial_state_is_zeros(exported: Path, tmp_path: Path) -> None:
         n.input[5] = ""
     onnx.save(model, str(d / "training_model.onnx"))
     m = import_model(d)
-    losses, state = _train(m.module, m.params, d)
+    losses, state = train(m.module, m.params, d)
     ref = json.loads((d / "reference.json").read_text())
     np.testing.assert_allclose(losses, ref["losses"], rtol=RTOL)
     for k, want in ref["params"].items():

@@ -31,13 +31,13 @@ from kernel_harness import Guarded, KernelLib, kernel_library, mirror_layout, p
 from onnx import TensorProto
 from onnx import helper as oh
 from test_zoo_kernels import _sigmoid_model, _tanh_model, same_bits
+from validation import check_every_pass, train
 
 from deeploy_mlir.cli import main
 from deeploy_mlir.config import CompileConfig
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.frontend.onnx_import import import_model
-from deeploy_mlir.interp.interpreter import TrainingSession, loss_output_name
-from deeploy_mlir.pipeline import l2_pipeline, make_context, pipeline
+from deeploy_mlir.pipeline import l2_pipeline, pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "lstm"
@@ -117,14 +117,6 @@ def test_tiled_double_at_minimal_l1_on_host(
 # --------------------------------------------------------------------------
 
 
-def _train(module, params, d: Path) -> tuple[list[float], dict[str, np.ndarray]]:
-    ref = json.loads((d / "reference.json").read_text())
-    with np.load(d / "data.npz") as z:
-        data = {k: z[k] for k in z.files}
-    s = TrainingSession(module, params)
-    return s.train(data, ref["steps"], ref["accum"], ref["lr"], loss_output_name(module))
-
-
 @pytest.mark.parametrize("which", ["l2", "tiled-double"])
 def test_every_pass_preserves_the_numbers(which: str, exported: Path) -> None:
     """The interpreter on the imported IR trains like reference.json, and
@@ -134,26 +126,17 @@ def test_every_pass_preserves_the_numbers(which: str, exported: Path) -> None:
     d = exported
     model = import_model(d)
     module = model.module
-    ref = json.loads((d / "reference.json").read_text())
-    losses0, state0 = _train(module, model.params, d)
-    np.testing.assert_allclose(losses0, ref["losses"], rtol=RTOL)
-    for k, want in ref["params"].items():
-        np.testing.assert_allclose(state0[k], want, rtol=RTOL, atol=ATOL, err_msg=k)
     ops = [o for o in module.walk() if isinstance(o, T.LstmOp | T.LstmGradOp)]
     assert len(ops) == 2
     cfg = CompileConfig(l1=16384, target="pulp-open", buffering="double")
     passes = l2_pipeline() if which == "l2" else pipeline(cfg)
-    ctx = make_context()
-    for ps in passes:
-        ps.apply(ctx, module)
-        module.verify()
-        losses, state = _train(module, model.params, d)
-        np.testing.assert_allclose(losses, losses0, rtol=1e-5, err_msg=ps.name)
-        for k in state0:
-            np.testing.assert_allclose(state[k], state0[k], rtol=1e-5, atol=1e-7, err_msg=ps.name)
+
+    def in_place(ps, module) -> None:
         if ps.name == "training-bufferize":
             (grad,) = [o for o in module.walk() if isinstance(o, T.LstmGradOp)]
             assert grad.outs[grad.grads().index("dA")] is grad.ins[7]  # in place of iofc
+
+    check_every_pass(module, model.params, d, passes, ref_atol=ATOL, after=in_place)
 
 
 # --------------------------------------------------------------------------
@@ -565,7 +548,7 @@ def test_absent_bias_and_initial_states_are_zeros(
     consts = [o for o in im.module.walk() if isinstance(o, T.ConstantOp)]
     lstm_ins = next(o for o in im.module.walk() if isinstance(o, T.LstmOp)).ins
     assert all(v.owner in consts for v in lstm_ins[3:])
-    want_losses, want = _train(im.module, im.params, d)
+    want_losses, want = train(im.module, im.params, d)
     got = _run(d, tmp_path, "--tiling", "untiled")
     np.testing.assert_allclose(got["losses"], want_losses, rtol=RTOL)
     for k, w in want.items():
