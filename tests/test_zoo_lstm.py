@@ -102,14 +102,41 @@ def test_untiled_on_host(exported: Path, tmp_path: Path, fast_build: None) -> No
     assert src.count("dm_lstm_grad_weights_fp32") == 1
 
 
-def test_tiled_double_at_minimal_l1_on_host(
-    exported: Path, tmp_path: Path, fast_build: None
-) -> None:
+@pytest.fixture(scope="module")
+def minimal_l1(exported: Path) -> int:
     code, out, err = _cli("minimal-l1", exported, "--buffering", "double", "--json")
     assert code == 0, err
     l1 = json.loads(out)["tiled"]
     assert isinstance(l1, int)
-    _check(_run(exported, tmp_path, "--l1", l1, "--buffering", "double"), exported)
+    return l1
+
+
+def test_tiled_double_at_minimal_l1_on_host(
+    exported: Path, tmp_path: Path, fast_build: None, minimal_l1: int
+) -> None:
+    _check(_run(exported, tmp_path, "--l1", minimal_l1, "--buffering", "double"), exported)
+
+
+def test_report_works_where_run_does(exported: Path, minimal_l1: int) -> None:
+    """At the minimal L1 (where `run` trains, above) `report` succeeds too:
+    its in-place-off compile does not fit there (the gradient's dA then
+    needs a buffer of its own beside iofc), which the report says instead of
+    failing; 4 KiB more and it fits."""
+    code, out, err = _cli("report", exported, "--l1", minimal_l1, "--json", "-q")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["memory"]["L1"]["arena_bytes"] > 0
+    off = rep["inplace_off"]
+    assert off["memory"] is None
+    assert "training.lstm_grad" in off["error"] and "needs at least" in off["error"]
+    code, out, err = _cli("report", exported, "--l1", minimal_l1, "-q")
+    assert code == 0, err
+    assert "in-place off does not compile: @training_step: the op writing" in out
+    code, out, err = _cli("report", exported, "--l1", minimal_l1 + 4096, "--json", "-q")
+    assert code == 0, err
+    off = json.loads(out)["inplace_off"]
+    assert "error" not in off
+    assert off["memory"]["L1"]["arena_bytes"] > json.loads(out)["memory"]["L1"]["arena_bytes"]
 
 
 # --------------------------------------------------------------------------

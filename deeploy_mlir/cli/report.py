@@ -22,15 +22,21 @@ if TYPE_CHECKING:
 
 
 def _inplace_off(args: argparse.Namespace, cfg: CompileConfig) -> dict[str, Any]:
-    """The manifest of the same compile with in-place reuse off (`report`)."""
+    """`report`'s `inplace_off`: the memory of the same compile with in-place
+    reuse off, or, where that compile does not fit the budgets that the one
+    with in-place reuse fits (an output in place of an input needs no buffer
+    of its own; without reuse it does), `memory` None and the reason."""
     from deeploy_mlir import progress
 
     progress.stage("compile again without in-place reuse")
-    with progress.nested():
-        c = compile_model(
-            args, need_data=False, notes=False, cfg=dataclasses.replace(cfg, inplace=False)
-        )
-    return c.project.manifest()  # type: ignore[attr-defined,no-any-return]
+    try:
+        with progress.nested():
+            c = compile_model(
+                args, need_data=False, notes=False, cfg=dataclasses.replace(cfg, inplace=False)
+            )
+    except DeeployError as e:
+        return {"memory": None, "error": str(e)}
+    return {"memory": c.project.manifest()["memory"]}  # type: ignore[attr-defined]
 
 
 def _print_report(man: dict[str, Any], off: dict[str, Any] | None, solver_ms: int | None) -> None:
@@ -41,8 +47,10 @@ def _print_report(man: dict[str, Any], off: dict[str, Any] | None, solver_ms: in
         ratio = m["arena_bytes"] / m["bound_bytes"] if m["bound_bytes"] else 1.0
         line = f"{lv:6} {m['arena_bytes']:>10} {m['bound_bytes']:>10} {ratio:>6.3f}"
         if off:
-            line += f" {off['memory'][lv]['arena_bytes']:>17}"
+            line += f" {off['memory'][lv]['arena_bytes'] if off['memory'] else '-':>17}"
         print(line)
+    if off and off["memory"] is None:
+        print(f"in-place off does not compile: {off['error']}")
     st = man["cluster_stacks"]
     print(
         f"L1 also holds the cluster stacks: {st['l1_bytes']} B ({st['stack_size']} for the "
@@ -162,7 +170,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     off = None
     if not custom:
         off = _inplace_off(args, cfg)
-        doc["inplace_off"] = {"memory": off["memory"]}
+        doc["inplace_off"] = off
     rep = None
     if board is not None:
         from deeploy_mlir import progress
