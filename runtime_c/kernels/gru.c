@@ -1,7 +1,5 @@
-/* A forward GRU layer in training and its gradient (dm_gru.h): the input
- * projections and the parameter gradients parallel over their elements,
- * the recurrences parallel over the batch rows (a row's steps in order on
- * one core, so no barrier). */
+/* A forward GRU layer in training and its gradient: dm_gru.h says what
+ * each kernel computes, in which order, and how it is parallel. */
 #include <math.h>
 
 #include "dm_activation.h"
