@@ -1,4 +1,4 @@
-/* Sigmoid and tanh from expf, shared by the activation kernels
+/* Sigmoid and tanh from dm_expf (dm_mathf.h), shared by the activation kernels
  * (activation_ext.c) and the recurrent ones (gru.c, lstm.c), so that a gate
  * has the bits of training.unary's sigmoid or tanh. */
 #ifndef DM_ACTIVATION_H
@@ -6,10 +6,12 @@
 
 #include <math.h>
 
-/* tanh from expf (the kernels call no libm but expf, logf, powf, erff,
- * sqrtf): |x| < 0.55: x + x^3 P(x^2), P Horner's form of the Taylor
+#include "dm_mathf.h"
+
+/* tanh from dm_expf (the kernels call no libm but powf and sqrtf: exp,
+ * log and erf are dm_mathf.h's): |x| < 0.55: x + x^3 P(x^2), P Horner's form of the Taylor
  * series' next 8 coefficients (-1/3, 2/15, -17/315, ..., 6404582/10854718875;
- * truncation below 5e-9 relative); else sign(x) (1 - 2 / (expf(2 |x|) + 1))
+ * truncation below 5e-9 relative); else sign(x) (1 - 2 / (dm_expf(2 |x|) + 1))
  * (no cancellation past 0.55). */
 static inline float dm_tanh(float x)
 {
@@ -26,15 +28,15 @@ static inline float dm_tanh(float x)
         q = -0.333333333f + x2 * q;
         return x + (x * x2) * q;
     }
-    const float t = 1.0f - 2.0f / (expf(2.0f * ax) + 1.0f);
+    const float t = 1.0f - 2.0f / (dm_expf(2.0f * ax) + 1.0f);
     return x < 0.0f ? -t : t;
 }
 
-/* x >= 0 ? 1 / (1 + expf(-x)) : e / (1 + e), e = expf(x) (no overflow). */
+/* x >= 0 ? 1 / (1 + dm_expf(-x)) : e / (1 + e), e = dm_expf(x) (no overflow). */
 static inline float dm_sigmoid(float x)
 {
-    if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
-    const float e = expf(x);
+    if (x >= 0.0f) return 1.0f / (1.0f + dm_expf(-x));
+    const float e = dm_expf(x);
     return e / (1.0f + e);
 }
 

@@ -7,7 +7,7 @@
  * r, h gates); B [6H] = Wb [3H] then Rb [3H]; H0 [N, H]; Y [S, N, H]; Y_h
  * [N, H]; zrh [S, N, 3H] (per step and row: z, r, h). Sums start at 0.0f
  * and add in the order given; sigmoid and tanh are activation_ext.c's
- * (dm_kernels_ext.h: sigmoid from expf, tanh from expf). */
+ * (dm_kernels_ext.h: sigmoid from dm_expf, tanh from dm_expf). */
 #ifndef DM_GRU_H
 #define DM_GRU_H
 

@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "dm_gelu.h"
+#include "dm_mathf.h"
 
 #define DM_SQRT1_2 0.70710678118654752440f
 #define DM_INV_SQRT_2PI 0.39894228040143267794f
@@ -13,7 +14,7 @@ void dm_gelu_fp32(void *args)
     dm_chunk(a->size, &i0, &i1);
     for (uint32_t i = i0; i < i1; i++) {
         const float x = a->X[i];
-        a->Y[i] = 0.5f * x * (1.0f + erff(x * DM_SQRT1_2));
+        a->Y[i] = 0.5f * x * (1.0f + dm_erff(x * DM_SQRT1_2));
     }
 }
 
@@ -24,8 +25,8 @@ void dm_gelu_grad_fp32(void *args)
     dm_chunk(a->size, &i0, &i1);
     for (uint32_t i = i0; i < i1; i++) {
         const float x = a->X[i];
-        const float cdf = 0.5f * (1.0f + erff(x * DM_SQRT1_2));
-        const float pdf = expf(-0.5f * x * x) * DM_INV_SQRT_2PI;
+        const float cdf = 0.5f * (1.0f + dm_erff(x * DM_SQRT1_2));
+        const float pdf = dm_expf(-0.5f * x * x) * DM_INV_SQRT_2PI;
         a->dX[i] = a->dY[i] * (cdf + x * pdf);
     }
 }

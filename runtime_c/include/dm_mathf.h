@@ -1,0 +1,181 @@
+/* deeploy-mlir runtime, internal to the kernels: float32 exp, log and erf in
+ * plain float32 C arithmetic (no fused multiply-add: the project builds with
+ * -ffp-contract=off, so the host emulation and RV32F give the same bits),
+ * always inlined, no calls, no stack, one 168-byte table (erf).
+ *
+ * They replace libm's expf, logf and erff in every kernel (softmax, the
+ * losses, log-softmax, GELU and its gradient, the unary kernel's exp, log,
+ * sigmoid and tanh, GRU and LSTM gates): picolibc's take about 300 cycles an
+ * element on a cluster core of GVSoC siracusa; these take a few dozen.
+ *
+ * Accuracy (tests/test_mathf.py, against float64 over dense sweeps of the
+ * whole float range; docs/arch-mathfast.md has the exhaustive figures):
+ * dm_expf and dm_logf within 1 ulp, dm_erff within 2 ulp, subnormal results
+ * included. Special values: dm_expf(+inf) = +inf, dm_expf(-inf) = 0,
+ * overflow to +inf for x > 88.72, underflow through the subnormals to +0;
+ * dm_logf(+-0) = -inf, dm_logf(x < 0) = NaN (the constant NAN),
+ * dm_logf(+inf) = +inf, subnormal x exact; dm_erff(+-inf) = +-1,
+ * dm_erff(-0) = -0. A NaN gives a NaN (dm_logf and dm_erff return the
+ * input itself; dm_expf computes one, whose payload is the platform's).
+ *
+ * The constants between BEGIN and END are written by
+ * scripts/derive_mathf.py (Chebyshev fits with mpmath, rounded to float32;
+ * its docstring gives each function and interval) and
+ * tests/test_mathf.py checks them against it. The numpy model of these
+ * functions, operation for operation, is tests/mathf_model.py. */
+#ifndef DM_MATHF_H
+#define DM_MATHF_H
+
+#include <math.h>
+#include <stdint.h>
+
+/* BEGIN constants: python scripts/derive_mathf.py --write */
+#define DM_LOG2E 1.442695022e+00f
+#define DM_LN2_HI 6.931457520e-01f /* 16 significant bits: k * DM_LN2_HI exact */
+#define DM_LN2_LO 1.428606765e-06f
+#define DM_EXP_G0 5.000000000e-01f
+#define DM_EXP_G1 1.666657627e-01f
+#define DM_EXP_G2 4.166655615e-02f
+#define DM_EXP_G3 8.363194764e-03f
+#define DM_EXP_G4 1.392620383e-03f
+#define DM_LOG_R0 6.666668653e-01f
+#define DM_LOG_R1 3.998877704e-01f
+#define DM_LOG_R2 2.958005369e-01f
+#define DM_ERF_P0 1.283791661e-01f
+#define DM_ERF_P1 -3.761262596e-01f
+#define DM_ERF_P2 1.128359437e-01f
+#define DM_ERF_P3 -2.685421146e-02f
+#define DM_ERF_P4 5.189087242e-03f
+#define DM_ERF_P5 -8.016864303e-04f
+#define DM_ERF_P6 7.875874871e-05f
+static const float dm_erf_pieces[6][7] = {
+    {9.229001403e-01f, 2.365212291e-01f, -2.956515551e-01f, 1.675231010e-01f, -6.140203681e-03f, -4.677713290e-02f, 2.068483829e-02f}, /* erf(1.25 + 0/2 + t) */
+    {9.866716862e-01f, 5.277483538e-02f, -9.235622734e-02f, 9.017768502e-02f, -4.810455441e-02f, 5.969322287e-03f, 9.039151482e-03f}, /* erf(1.25 + 1/2 + t) */
+    {9.985373020e-01f, 7.142300252e-03f, -1.607019082e-02f, 2.172697149e-02f, -1.908679493e-02f, 1.058122981e-02f, -2.795148641e-03f}, /* erf(1.25 + 2/2 + t) */
+    {9.998993874e-01f, 5.862942780e-04f, -1.612264663e-03f, 2.758205635e-03f, -3.257828532e-03f, 2.825851319e-03f, -1.666593715e-03f}, /* erf(1.25 + 3/2 + t) */
+    {9.999957085e-01f, 2.919363942e-05f, -9.486651834e-05f, 1.952197636e-04f, -2.862895199e-04f, 3.326097794e-04f, -2.724774822e-04f}, /* erf(1.25 + 4/2 + t) */
+    {9.999998808e-01f, 8.818848301e-07f, -3.305675591e-06f, 7.911846296e-06f, -1.380229787e-05f, 2.020373904e-05f, -2.051216688e-05f}, /* erf(1.25 + 5/2 + t) */
+};
+/* END constants */
+
+#define DM_MATHF_INLINE static inline __attribute__((always_inline))
+
+DM_MATHF_INLINE uint32_t dm_f2u(float x)
+{
+    union {
+        float f;
+        uint32_t u;
+    } v;
+    v.f = x;
+    return v.u;
+}
+
+DM_MATHF_INLINE float dm_u2f(uint32_t u)
+{
+    union {
+        float f;
+        uint32_t u;
+    } v;
+    v.u = u;
+    return v.f;
+}
+
+/* e^x. x is clamped to [-104, 89] (e^-104 < 2^-150 rounds to 0, e^89
+ * overflows: the results of the ends are those of x beyond them); k =
+ * round(x log2e) by adding and subtracting 1.5 * 2^23 (no float-to-int
+ * conversion, defined for NaN too); r = (x - k LN2_HI) - k LN2_LO (the first
+ * difference exact); p = 1 + (r + r^2 g(r)), g in Horner's form; then
+ * p 2^k as p 2^(k >> 1) 2^(k - (k >> 1)): both factors normal floats, the
+ * first product exact, the second rounds once into the subnormals or to
+ * +inf. No branch. */
+DM_MATHF_INLINE float dm_expf(float x)
+{
+    const float magic = 12582912.0f; /* 1.5 * 2^23 */
+    x = x > 89.0f ? 89.0f : x;
+    x = x < -104.0f ? -104.0f : x;
+    const float t = x * DM_LOG2E + magic;
+    const float kf = t - magic;
+    const int32_t k = (int32_t)(dm_f2u(t) - dm_f2u(magic));
+    const float r = (x - kf * DM_LN2_HI) - kf * DM_LN2_LO;
+    float g = DM_EXP_G4;
+    g = DM_EXP_G3 + r * g;
+    g = DM_EXP_G2 + r * g;
+    g = DM_EXP_G1 + r * g;
+    g = DM_EXP_G0 + r * g;
+    const float p = 1.0f + (r + (r * r) * g);
+    const int32_t k1 = k >> 1;
+    const float s1 = dm_u2f((uint32_t)(k1 + 127) << 23);
+    const float s2 = dm_u2f((uint32_t)(k - k1 + 127) << 23);
+    return (p * s1) * s2;
+}
+
+/* log(x). Positive normal x: 2^e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2))
+ * from the bits (the exponent taken from x's bits minus those of
+ * 0x3f3504f3, about sqrt(1/2)); s = f / (2 + f), z = s^2, R = z (R0 + z (R1
+ * + z R2)), hfsq = 0.5 f f; log = e LN2_HI - ((hfsq - (s (hfsq + R) +
+ * e LN2_LO)) - f). Subnormal x is scaled by 2^25 first; zero, negative,
+ * inf and NaN take the one branch out. */
+DM_MATHF_INLINE float dm_logf(float x)
+{
+    uint32_t ix = dm_f2u(x);
+    int32_t e0 = 0;
+    if (ix - 0x00800000u >= 0x7f000000u) { /* not a positive normal finite float */
+        if ((ix << 1) == 0u) return -INFINITY;
+        if (x != x || ix == 0x7f800000u) return x;
+        if (ix >> 31) return NAN;
+        x = x * 33554432.0f; /* subnormal: * 2^25, exact */
+        ix = dm_f2u(x);
+        e0 = -25;
+    }
+    ix -= 0x3f3504f3u;
+    const int32_t e = e0 + ((int32_t)ix >> 23);
+    const float m = dm_u2f((ix & 0x007fffffu) + 0x3f3504f3u);
+    const float f = m - 1.0f;
+    const float s = f / (2.0f + f);
+    const float z = s * s;
+    float rr = DM_LOG_R2;
+    rr = DM_LOG_R1 + z * rr;
+    rr = DM_LOG_R0 + z * rr;
+    const float big_r = z * rr;
+    const float hfsq = 0.5f * f * f;
+    const float dk = (float)e;
+    return dk * DM_LN2_HI - ((hfsq - (s * (hfsq + big_r) + dk * DM_LN2_LO)) - f);
+}
+
+/* erf(x). |x| < 1: x + x P(x^2) (P in Horner's form). 1 <= |x| < 4: piece
+ * i = (int)(2 (|x| - 1)), t = |x| - (1.25 + 0.5 i), the piece's degree-6
+ * polynomial in t, the sign of x. |x| >= 4: +-1; NaN: itself. */
+DM_MATHF_INLINE float dm_erff(float x)
+{
+    const float ax = fabsf(x);
+    if (ax < 1.0f) {
+        const float z = x * x;
+        float q = DM_ERF_P6;
+        q = DM_ERF_P5 + z * q;
+        q = DM_ERF_P4 + z * q;
+        q = DM_ERF_P3 + z * q;
+        q = DM_ERF_P2 + z * q;
+        q = DM_ERF_P1 + z * q;
+        q = DM_ERF_P0 + z * q;
+        return x + x * q;
+    }
+    float y;
+    if (ax < 4.0f) {
+        const uint32_t i = (uint32_t)((ax - 1.0f) * 2.0f);
+        const float *c = dm_erf_pieces[i];
+        const float t = ax - (1.25f + 0.5f * (float)i);
+        y = c[6];
+        y = c[5] + t * y;
+        y = c[4] + t * y;
+        y = c[3] + t * y;
+        y = c[2] + t * y;
+        y = c[1] + t * y;
+        y = c[0] + t * y;
+    } else {
+        if (x != x) return x;
+        y = 1.0f;
+    }
+    return x < 0.0f ? -y : y;
+}
+
+#endif /* DM_MATHF_H */
