@@ -62,7 +62,8 @@ def expf(x: np.ndarray) -> np.ndarray:
         k1 = k >> 1
         s1 = _float((k1 + 127) << 23)
         s2 = _float((k - k1 + 127) << 23)
-        return ((p * s1) * s2).astype(F32).reshape(shape)
+        e = ((p * s1) * s2).astype(F32)
+        return np.where(np.isnan(x), x, e).reshape(shape)
 
 
 def logf(x: np.ndarray) -> np.ndarray:

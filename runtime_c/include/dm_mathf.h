@@ -80,33 +80,63 @@ DM_MATHF_INLINE float dm_u2f(uint32_t u)
     return v.f;
 }
 
-/* e^x. x is clamped to [-104, 89] (e^-104 < 2^-150 rounds to 0, e^89
+/* dm_fk(c): the float constant c, on RV32F built in a register from an
+ * integer immediate (lui, addi, fmv.w.x: no load). gcc otherwise loads
+ * every float constant from .rodata, which lives in L2 on PULP: about 14
+ * cycles a load from a cluster core on GVSoC siracusa (an L1 load: 1), and
+ * inside a loop with branches (dm_erff's ranges, the clamps) it does not
+ * hoist them. The asm is not volatile, so gcc may still hoist or share it.
+ * dm_clampf(x, lo, hi): fmin.s then fmax.s on RV32F (a NaN becomes lo: the
+ * functions give a NaN back by testing x itself), compare and select
+ * elsewhere (a NaN stays). */
+#if defined(__riscv) && defined(__riscv_flen) && !defined(__riscv_zfinx) && !defined(DM_NO_ASM_FMA)
+DM_MATHF_INLINE float dm_fk(float c)
+{
+    float r;
+    __asm__("fmv.w.x %0, %1" : "=f"(r) : "r"(dm_f2u(c)));
+    return r;
+}
+DM_MATHF_INLINE float dm_clampf(float x, float lo, float hi)
+{
+    __asm__("fmin.s %0, %0, %1\n\tfmax.s %0, %0, %2" : "+f"(x) : "f"(hi), "f"(lo));
+    return x;
+}
+#else
+#define dm_fk(c) (c)
+DM_MATHF_INLINE float dm_clampf(float x, float lo, float hi)
+{
+    x = x > hi ? hi : x;
+    return x < lo ? lo : x;
+}
+#endif
+
+/* e^x. y = x clamped to [-104, 89] (e^-104 < 2^-150 rounds to 0, e^89
  * overflows: the results of the ends are those of x beyond them); k =
- * round(x log2e) by adding and subtracting 1.5 * 2^23 (no float-to-int
- * conversion, defined for NaN too); r = (x - k LN2_HI) - k LN2_LO (the first
- * difference exact); p = 1 + (r + r^2 g(r)), g in Horner's form; then
- * p 2^k as p 2^(k >> 1) 2^(k - (k >> 1)): both factors normal floats, the
- * first product exact, the second rounds once into the subnormals or to
- * +inf. No branch. */
+ * round(y log2e) by adding and subtracting 1.5 * 2^23 (no float-to-int
+ * conversion); r = (y - k LN2_HI) - k LN2_LO (the first difference exact);
+ * p = 1 + (r + r^2 g(r)), g in Horner's form; then p 2^k as
+ * p 2^(k >> 1) 2^(k - (k >> 1)): both factors normal floats, the first
+ * product exact, the second rounds once into the subnormals or to +inf.
+ * A NaN x is returned as it is. */
 DM_MATHF_INLINE float dm_expf(float x)
 {
-    const float magic = 12582912.0f; /* 1.5 * 2^23 */
-    x = x > 89.0f ? 89.0f : x;
-    x = x < -104.0f ? -104.0f : x;
-    const float t = x * DM_LOG2E + magic;
+    const float magic = dm_fk(12582912.0f); /* 1.5 * 2^23 */
+    const float y = dm_clampf(x, dm_fk(-104.0f), dm_fk(89.0f));
+    const float t = y * dm_fk(DM_LOG2E) + magic;
     const float kf = t - magic;
-    const int32_t k = (int32_t)(dm_f2u(t) - dm_f2u(magic));
-    const float r = (x - kf * DM_LN2_HI) - kf * DM_LN2_LO;
-    float g = DM_EXP_G4;
-    g = DM_EXP_G3 + r * g;
-    g = DM_EXP_G2 + r * g;
-    g = DM_EXP_G1 + r * g;
-    g = DM_EXP_G0 + r * g;
-    const float p = 1.0f + (r + (r * r) * g);
+    const int32_t k = (int32_t)(dm_f2u(t) - 0x4b400000u);
+    const float r = (y - kf * dm_fk(DM_LN2_HI)) - kf * dm_fk(DM_LN2_LO);
+    float g = dm_fk(DM_EXP_G4);
+    g = dm_fk(DM_EXP_G3) + r * g;
+    g = dm_fk(DM_EXP_G2) + r * g;
+    g = dm_fk(DM_EXP_G1) + r * g;
+    g = dm_fk(DM_EXP_G0) + r * g;
+    const float p = dm_fk(1.0f) + (r + (r * r) * g);
     const int32_t k1 = k >> 1;
     const float s1 = dm_u2f((uint32_t)(k1 + 127) << 23);
     const float s2 = dm_u2f((uint32_t)(k - k1 + 127) << 23);
-    return (p * s1) * s2;
+    const float e = (p * s1) * s2;
+    return x != x ? x : e;
 }
 
 /* log(x). Positive normal x: 2^e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2))
@@ -130,16 +160,16 @@ DM_MATHF_INLINE float dm_logf(float x)
     ix -= 0x3f3504f3u;
     const int32_t e = e0 + ((int32_t)ix >> 23);
     const float m = dm_u2f((ix & 0x007fffffu) + 0x3f3504f3u);
-    const float f = m - 1.0f;
-    const float s = f / (2.0f + f);
+    const float f = m - dm_fk(1.0f);
+    const float s = f / (dm_fk(2.0f) + f);
     const float z = s * s;
-    float rr = DM_LOG_R2;
-    rr = DM_LOG_R1 + z * rr;
-    rr = DM_LOG_R0 + z * rr;
+    float rr = dm_fk(DM_LOG_R2);
+    rr = dm_fk(DM_LOG_R1) + z * rr;
+    rr = dm_fk(DM_LOG_R0) + z * rr;
     const float big_r = z * rr;
-    const float hfsq = 0.5f * f * f;
+    const float hfsq = dm_fk(0.5f) * f * f;
     const float dk = (float)e;
-    return dk * DM_LN2_HI - ((hfsq - (s * (hfsq + big_r) + dk * DM_LN2_LO)) - f);
+    return dk * dm_fk(DM_LN2_HI) - ((hfsq - (s * (hfsq + big_r) + dk * dm_fk(DM_LN2_LO))) - f);
 }
 
 /* erf(x). |x| < 1: x + x P(x^2) (P in Horner's form). 1 <= |x| < 4: piece
@@ -148,22 +178,24 @@ DM_MATHF_INLINE float dm_logf(float x)
 DM_MATHF_INLINE float dm_erff(float x)
 {
     const float ax = fabsf(x);
-    if (ax < 1.0f) {
+    const float one = dm_fk(1.0f);
+    if (ax < one) {
         const float z = x * x;
-        float q = DM_ERF_P6;
-        q = DM_ERF_P5 + z * q;
-        q = DM_ERF_P4 + z * q;
-        q = DM_ERF_P3 + z * q;
-        q = DM_ERF_P2 + z * q;
-        q = DM_ERF_P1 + z * q;
-        q = DM_ERF_P0 + z * q;
+        float q = dm_fk(DM_ERF_P6);
+        q = dm_fk(DM_ERF_P5) + z * q;
+        q = dm_fk(DM_ERF_P4) + z * q;
+        q = dm_fk(DM_ERF_P3) + z * q;
+        q = dm_fk(DM_ERF_P2) + z * q;
+        q = dm_fk(DM_ERF_P1) + z * q;
+        q = dm_fk(DM_ERF_P0) + z * q;
         return x + x * q;
     }
     float y;
-    if (ax < 4.0f) {
-        const uint32_t i = (uint32_t)((ax - 1.0f) * 2.0f);
+    if (ax < dm_fk(4.0f)) {
+        const float half = dm_fk(0.5f);
+        const uint32_t i = (uint32_t)((ax - one) * dm_fk(2.0f));
         const float *c = dm_erf_pieces[i];
-        const float t = ax - (1.25f + 0.5f * (float)i);
+        const float t = ax - (dm_fk(1.25f) + half * (float)i);
         y = c[6];
         y = c[5] + t * y;
         y = c[4] + t * y;
@@ -173,9 +205,9 @@ DM_MATHF_INLINE float dm_erff(float x)
         y = c[0] + t * y;
     } else {
         if (x != x) return x;
-        y = 1.0f;
+        y = one;
     }
-    return x < 0.0f ? -y : y;
+    return x < dm_fk(0.0f) ? -y : y;
 }
 
 #endif /* DM_MATHF_H */
