@@ -17,22 +17,15 @@ F32 = np.float32
 U32 = np.uint32
 
 
-def _constants() -> tuple[dict[str, np.float32], np.ndarray]:
+def _constants() -> dict[str, np.float32]:
     text = HEADER.read_text()
-    defs = {
+    return {
         m[1]: F32(float(m[2]))
         for m in re.finditer(r"^#define (DM_\w+) (\S+?)f\b", text, flags=re.MULTILINE)
     }
-    body = text[text.index("dm_erf_pieces[") :]
-    body = body[body.index("{") + 1 : body.index("};")]
-    rows = [
-        [float(v.rstrip("f")) for v in re.findall(r"[-+0-9.e]+f", row)]
-        for row in re.findall(r"\{([^{}]*)\}", body)
-    ]
-    return defs, np.array(rows, F32)
 
 
-C, PIECES = _constants()
+C = _constants()
 MAGIC = F32(12582912.0)
 
 
@@ -117,13 +110,10 @@ def erff(x: np.ndarray) -> np.ndarray:
             q = C[f"DM_ERF_P{j}"] + z * q
         out[small] = xs + xs * q
         mid = ~small & (ax < F32(4.0))
-        am = ax[mid]
-        i = ((am - F32(1.0)) * F32(2.0)).astype(np.int64)
-        c = PIECES[i]
-        t = am - (F32(1.25) + F32(0.5) * i.astype(F32))
-        y = c[:, 6]
-        for j in (5, 4, 3, 2, 1, 0):
-            y = c[:, j] + t * y
+        t = ax[mid] - F32(2.5)
+        y = np.full_like(t, C["DM_ERF_B15"])
+        for j in range(14, -1, -1):
+            y = C[f"DM_ERF_B{j}"] + t * y
         out[mid] = np.where(x[mid] < 0, -y, y)
         big = ~small & ~mid
         xb = x[big]

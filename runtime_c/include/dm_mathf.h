@@ -1,7 +1,8 @@
 /* deeploy-mlir runtime, internal to the kernels: float32 exp, log and erf in
  * plain float32 C arithmetic (no fused multiply-add: the project builds with
  * -ffp-contract=off, so the host emulation and RV32F give the same bits),
- * always inlined, no calls, no stack, one 168-byte table (erf).
+ * always inlined, no calls, no stack, no table: every constant an
+ * immediate of the code on RV32F (dm_fk).
  *
  * They replace libm's expf, logf and erff in every kernel (softmax, the
  * losses, log-softmax, GELU and its gradient, the unary kernel's exp, log,
@@ -48,14 +49,22 @@
 #define DM_ERF_P4 5.189087242e-03f
 #define DM_ERF_P5 -8.016864303e-04f
 #define DM_ERF_P6 7.875874871e-05f
-static const float dm_erf_pieces[6][7] = {
-    {9.229001403e-01f, 2.365212291e-01f, -2.956515551e-01f, 1.675231010e-01f, -6.140203681e-03f, -4.677713290e-02f, 2.068483829e-02f}, /* erf(1.25 + 0/2 + t) */
-    {9.866716862e-01f, 5.277483538e-02f, -9.235622734e-02f, 9.017768502e-02f, -4.810455441e-02f, 5.969322287e-03f, 9.039151482e-03f}, /* erf(1.25 + 1/2 + t) */
-    {9.985373020e-01f, 7.142300252e-03f, -1.607019082e-02f, 2.172697149e-02f, -1.908679493e-02f, 1.058122981e-02f, -2.795148641e-03f}, /* erf(1.25 + 2/2 + t) */
-    {9.998993874e-01f, 5.862942780e-04f, -1.612264663e-03f, 2.758205635e-03f, -3.257828532e-03f, 2.825851319e-03f, -1.666593715e-03f}, /* erf(1.25 + 3/2 + t) */
-    {9.999957085e-01f, 2.919363942e-05f, -9.486651834e-05f, 1.952197636e-04f, -2.862895199e-04f, 3.326097794e-04f, -2.724774822e-04f}, /* erf(1.25 + 4/2 + t) */
-    {9.999998808e-01f, 8.818848301e-07f, -3.305675591e-06f, 7.911846296e-06f, -1.380229787e-05f, 2.020373904e-05f, -2.051216688e-05f}, /* erf(1.25 + 5/2 + t) */
-};
+#define DM_ERF_B0 9.995930195e-01f
+#define DM_ERF_B1 2.178283641e-03f
+#define DM_ERF_B2 -5.445683375e-03f
+#define DM_ERF_B3 8.350128308e-03f
+#define DM_ERF_B4 -8.622641675e-03f
+#define DM_ERF_B5 6.116989069e-03f
+#define DM_ERF_B6 -2.797455527e-03f
+#define DM_ERF_B7 5.436847568e-04f
+#define DM_ERF_B8 2.586050832e-04f
+#define DM_ERF_B9 -2.525023592e-04f
+#define DM_ERF_B10 8.118151163e-05f
+#define DM_ERF_B11 7.220430689e-06f
+#define DM_ERF_B12 -1.574533962e-05f
+#define DM_ERF_B13 3.621387350e-06f
+#define DM_ERF_B14 8.934341054e-07f
+#define DM_ERF_B15 -3.701029527e-07f
 /* END constants */
 
 #define DM_MATHF_INLINE static inline __attribute__((always_inline))
@@ -172,9 +181,9 @@ DM_MATHF_INLINE float dm_logf(float x)
     return dk * dm_fk(DM_LN2_HI) - ((hfsq - (s * (hfsq + big_r) + dk * dm_fk(DM_LN2_LO))) - f);
 }
 
-/* erf(x). |x| < 1: x + x P(x^2) (P in Horner's form). 1 <= |x| < 4: piece
- * i = (int)(2 (|x| - 1)), t = |x| - (1.25 + 0.5 i), the piece's degree-6
- * polynomial in t, the sign of x. |x| >= 4: +-1; NaN: itself. */
+/* erf(x). |x| < 1: x + x P(x^2) (P in Horner's form). 1 <= |x| < 4:
+ * B(|x| - 2.5), B of degree 15 in Horner's form, the sign of x. |x| >= 4:
+ * +-1; NaN: itself. */
 DM_MATHF_INLINE float dm_erff(float x)
 {
     const float ax = fabsf(x);
@@ -192,17 +201,23 @@ DM_MATHF_INLINE float dm_erff(float x)
     }
     float y;
     if (ax < dm_fk(4.0f)) {
-        const float half = dm_fk(0.5f);
-        const uint32_t i = (uint32_t)((ax - one) * dm_fk(2.0f));
-        const float *c = dm_erf_pieces[i];
-        const float t = ax - (dm_fk(1.25f) + half * (float)i);
-        y = c[6];
-        y = c[5] + t * y;
-        y = c[4] + t * y;
-        y = c[3] + t * y;
-        y = c[2] + t * y;
-        y = c[1] + t * y;
-        y = c[0] + t * y;
+        const float t = ax - dm_fk(2.5f);
+        y = dm_fk(DM_ERF_B15);
+        y = dm_fk(DM_ERF_B14) + t * y;
+        y = dm_fk(DM_ERF_B13) + t * y;
+        y = dm_fk(DM_ERF_B12) + t * y;
+        y = dm_fk(DM_ERF_B11) + t * y;
+        y = dm_fk(DM_ERF_B10) + t * y;
+        y = dm_fk(DM_ERF_B9) + t * y;
+        y = dm_fk(DM_ERF_B8) + t * y;
+        y = dm_fk(DM_ERF_B7) + t * y;
+        y = dm_fk(DM_ERF_B6) + t * y;
+        y = dm_fk(DM_ERF_B5) + t * y;
+        y = dm_fk(DM_ERF_B4) + t * y;
+        y = dm_fk(DM_ERF_B3) + t * y;
+        y = dm_fk(DM_ERF_B2) + t * y;
+        y = dm_fk(DM_ERF_B1) + t * y;
+        y = dm_fk(DM_ERF_B0) + t * y;
     } else {
         if (x != x) return x;
         y = one;
