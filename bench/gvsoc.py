@@ -60,7 +60,8 @@ def kernel_cases() -> list[P.KernelCase]:
     --published): CCT (embedding 128, 64 tokens), ResNet-8 (16 channels,
     32x32 at full size: 16x16 here), MobileNetV1 (depthwise and pointwise
     32 channels at 16x16 (24x24 at full size), depthwise 64 channels at
-    12x12)."""
+    12x12); the loss at the CCT's batch 1 x 10 classes and at 64 rows; a
+    sigmoid (no published model has one) of the CCT mlp's size."""
     cases = [P.gemm(64, 128, 64, ta, tb, "CCT mlp") for ta, tb in ((0, 1), (0, 0), (1, 0), (1, 1))]
     cases += P.conv("conv 3x3", 1, 16, 16, 16, 3, 1, "ResNet-8")
     cases += P.conv("depthwise 3x3", 1, 32, 32, 16, 3, 32, "MobileNetV1")
@@ -71,6 +72,11 @@ def kernel_cases() -> list[P.KernelCase]:
         P.maxpool(16, 32, "ResNet-8"),
         P.layernorm(64, 128, "CCT"),
         P.softmax(64, 64, "CCT attention"),
+        P.gelu(64 * 128, "CCT mlp 64x128"),
+        P.gelu_grad(64 * 128, "CCT mlp 64x128"),
+        P.sce(1, 10),
+        P.sce(64, 10),
+        P.sigmoid(64 * 128, "CCT-sized"),
     ]
     return cases
 

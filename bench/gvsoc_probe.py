@@ -540,6 +540,54 @@ def sce(batch: int, classes: int) -> KernelCase:
     )
 
 
+def _spread(name: str, size: int, seed: int, scale: float) -> str:
+    """`float *name` of `size` elements, fill()'s [-1, 1] times `scale`."""
+    return (
+        f"float *{name} = l1f({size}u, {seed});\n"
+        f"for (unsigned i = 0; i < {size}u; i++) {name}[i] *= {scale}f;\n"
+    )
+
+
+def gelu(size: int, label: str) -> KernelCase:
+    """GELU (erf form) on inputs in [-3, 3] (both of dm_erff's ranges)."""
+    decl = (
+        _spread("x", size, 1, 3.0)
+        + f"dm_gelu_args_t a = {{0}};\na.X = x; a.Y = l1f({size}u, 2); a.size = {size};\n"
+    )
+    return KernelCase(
+        "gelu", "loss", "gelu", f"{label} {size}", size, "dm_gelu_fp32", decl, 0, size
+    )
+
+
+def gelu_grad(size: int, label: str) -> KernelCase:
+    decl = (
+        _spread("x", size, 1, 3.0) + "dm_gelu_grad_args_t a = {0};\n"
+        f"a.dY = l1f({size}u, 2); a.X = x; a.dX = l1f({size}u, 3); a.size = {size};\n"
+    )
+    return KernelCase(
+        "gelu_grad",
+        "loss",
+        "gelu",
+        f"{label} {size}",
+        size,
+        "dm_gelu_grad_fp32",
+        decl,
+        0,
+        size,
+    )
+
+
+def sigmoid(size: int, label: str) -> KernelCase:
+    """dm_unary_ext_fp32's sigmoid on inputs in [-4, 4]."""
+    decl = (
+        _spread("x", size, 1, 4.0) + "dm_unary_ext_args_t a = {0};\n"
+        f"a.X = x; a.Y = l1f({size}u, 2); a.size = {size}; a.op = DM_UNARY_SIGMOID;\n"
+    )
+    return KernelCase(
+        "sigmoid", "loss", "unary", f"{label} {size}", size, "dm_unary_ext_fp32", decl, 0, size
+    )
+
+
 def relu(size: int) -> KernelCase:
     decl = (
         f"dm_unary_args_t a = {{0}};\na.X = l1f({size}u, 1); a.Y = l1f({size}u, 2);"

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import mathf_model
 import numpy as np
 import onnx
 import pytest
@@ -752,6 +753,32 @@ def test_kernel_gelu_and_grad(lib: Lib) -> None:
     lib.run("dm_gelu_grad_fp32", GeluGrad(p(dy), p(x), dx.ptr, 37))
     np.testing.assert_allclose(y.check(), run(T.GeluOp, [x], [(37,)])[0], **TOL)
     np.testing.assert_allclose(dx.check(), run(T.GeluGradOp, [dy, x], [(37,)])[0], **TOL)
+
+
+def test_kernel_gelu_and_softmax_bits(lib: Lib) -> None:
+    """gelu.c's and softmax.c's float operations in order, exp and erf as
+    runtime_c/include/dm_mathf.h computes them (tests/mathf_model.py): the
+    same bits (inputs over both of dm_erff's ranges, ragged per core)."""
+    f = np.float32
+    x = (rand(203) * 4).astype(f)
+    dy = rand(203)
+    c, inv = f(0.70710678118654752440), f(0.39894228040143267794)
+    y, dx = Guarded((203,)), Guarded((203,))
+    lib.run("dm_gelu_fp32", Gelu(p(x), y.ptr, 203))
+    lib.run("dm_gelu_grad_fp32", GeluGrad(p(dy), p(x), dx.ptr, 203))
+    erf = mathf_model.erff(x * c)
+    want = (f(0.5) * x) * (f(1) + erf)
+    cdf = f(0.5) * (f(1) + erf)
+    pdf = mathf_model.expf((f(-0.5) * x) * x) * inv
+    want_dx = dy * (cdf + x * pdf)
+    assert (y.check().view(np.uint32) == want.view(np.uint32)).all()
+    assert (dx.check().view(np.uint32) == want_dx.view(np.uint32)).all()
+    xs = (rand(9, 13) * 5).astype(f)
+    ys = Guarded((9, 13))
+    lib.run("dm_softmax_fp32", Softmax(p(xs), ys.ptr, 9, 13, 1))
+    e = mathf_model.expf(xs - xs.max(axis=1, keepdims=True))
+    s = np.cumsum(e, axis=1, dtype=f)[:, -1:]
+    assert (ys.check().view(np.uint32) == (e / s).view(np.uint32)).all()
 
 
 @pytest.mark.parametrize(

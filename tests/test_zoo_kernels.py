@@ -7,8 +7,9 @@ team fork of the whole cluster and of 3 cores through ctypes; every output
 has a guard element after it. The numpy models are written here from the
 header's formulas: float32 operations one at a time (numpy's float32 add,
 multiply, divide and sqrt round like C's), sums as sequential cumulative
-sums, and expf / logf taken from the same C library through ctypes, so
-that the comparison can ask for identical bits. The kernels are built with
+sums, and exp / log as runtime_c/include/dm_mathf.h computes them
+(tests/mathf_model.py, bit for bit), so that the comparison can ask for
+identical bits. The kernels are built with
 -ffp-contract=off, as every build of the emitted code. Where a kernel
 replaces a C library function (tanh from expf, the AdamW bias correction's
 powers by squaring), a second test holds it within a few ulps of the exact
@@ -17,12 +18,12 @@ value as well."""
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import kernel_harness
+import mathf_model
 import numpy as np
 import pytest
 from kernel_harness import KernelLib, kernel_library, p
@@ -304,21 +305,15 @@ def lib(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 
 TEAMS = [0, 3, 1]  # the whole cluster, an uneven team, one core
 
-# libm's expf and logf: the ones the kernels call on the host
-_LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-for _f in ("expf", "logf"):
-    getattr(_LIBM, _f).restype = F
-    getattr(_LIBM, _f).argtypes = [F]
-
 
 def expf(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, F32)
-    return np.array([_LIBM.expf(float(v)) for v in x.ravel()], F32).reshape(x.shape)
+    """dm_expf (runtime_c/include/dm_mathf.h), the kernels' exp."""
+    return mathf_model.expf(x)
 
 
 def logf(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, F32)
-    return np.array([_LIBM.logf(float(v)) for v in x.ravel()], F32).reshape(x.shape)
+    """dm_logf, the kernels' log."""
+    return mathf_model.logf(x)
 
 
 def seqsum(x: np.ndarray, axis: int = -1) -> np.ndarray:

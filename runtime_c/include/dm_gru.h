@@ -9,7 +9,8 @@
  * r, h gates); B [6H] = Wb [3H] then Rb [3H]; H0 [N, H]; Y [S, N, H]; Y_h
  * [N, H]; zrh and dA [S, N, 3H] (per step and row: z, r, h). P is a step's
  * previous state: H0[n] at t = 0, else Y[t-1,n]. Sums start at 0.0f and add
- * in the order given; sigmoid and tanh are dm_activation.h's. */
+ * in the order given; sigmoid and tanh are dm_activation.h's
+ * (from dm_mathf.h's dm_expf). */
 #ifndef DM_GRU_H
 #define DM_GRU_H
 

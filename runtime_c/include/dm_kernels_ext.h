@@ -13,15 +13,15 @@
 /* ------------------------------------------------------------------ unary */
 
 typedef enum {
-    DM_UNARY_SIGMOID = 0,    /* x >= 0 ? 1 / (1 + expf(-x)) : e / (1 + e), e = expf(x) */
-    DM_UNARY_TANH = 1,       /* dm_tanh (activation_ext.c: from expf) */
+    DM_UNARY_SIGMOID = 0,    /* x >= 0 ? 1 / (1 + dm_expf(-x)) : e / (1 + e), e = dm_expf(x) */
+    DM_UNARY_TANH = 1,       /* dm_tanh (activation_ext.c: from dm_expf) */
     DM_UNARY_LEAKY_RELU = 2, /* x > 0 ? x : alpha * x (ONNX LeakyRelu: x >= 0 gives x too) */
     DM_UNARY_CLIP = 3,       /* x < lo ? lo : (x > hi ? hi : x) (NaN stays NaN) */
     DM_UNARY_ABS = 4,        /* fabsf(x) */
     DM_UNARY_SIGN = 5,       /* x > 0 ? 1 : (x < 0 ? -1 : x)  (0, -0 and NaN kept) */
     DM_UNARY_NEG = 6,        /* -x */
-    DM_UNARY_LOG = 7,        /* logf(x) */
-    DM_UNARY_EXP = 8,        /* expf(x) */
+    DM_UNARY_LOG = 7,        /* dm_logf(x) */
+    DM_UNARY_EXP = 8,        /* dm_expf(x) */
     DM_UNARY_SQRT = 9,       /* sqrtf(x) */
     DM_UNARY_RECIPROCAL = 10, /* 1 / x */
     DM_UNARY_QUICK_GELU = 11  /* com.microsoft QuickGelu: x * sigmoid(alpha * x) (SiLU: alpha 1) */
@@ -235,7 +235,7 @@ void dm_dropout_grad_fp32(void *args);
 /* SoftmaxCrossEntropyLoss over logits [batch, classes] where a row whose
  * label equals ignore_index (when has_ignore) counts for nothing, two-phase:
  * dm_sce_ii_logprob_fp32, parallel over rows: mx = the row's max (first of
- *   equals), lse = logf(sum of expf(x - mx), in order),
+ *   equals), lse = dm_logf(sum of dm_expf(x - mx), in order),
  *   log_prob = x - mx - lse; row_loss[b] = ignored ? 0 : -log_prob[b, label]
  *   (row_loss may be NULL: not written)
  * dm_sce_ii_reduce_fp32, core 0: sum = row_loss[0] + row_loss[1] + ... of
@@ -255,7 +255,7 @@ typedef struct {
     int64_t ignore_index;
 } dm_sce_ii_args_t;
 
-/* dX[b,c] = ignored ? 0 : (expf(log_prob[b,c]) - (c == label ? 1 : 0)) * k,
+/* dX[b,c] = ignored ? 0 : (dm_expf(log_prob[b,c]) - (c == label ? 1 : 0)) * k,
  * k = dY[0] (1 when dY is NULL), divided by (float)kept for MEAN (each core
  * counts the kept rows itself). Parallel over rows. dX may alias log_prob. */
 typedef struct {
@@ -276,10 +276,10 @@ void dm_sce_ii_grad_fp32(void *args);
 /* ------------------------------------------------------------- log-softmax */
 
 /* X seen as [outer, len, inner] (dm_softmax.h's lines). Parallel over lines.
- * dm_log_softmax_fp32: Y = X - mx - logf(sum of expf(X - mx), in order).
+ * dm_log_softmax_fp32: Y = X - mx - dm_logf(sum of dm_expf(X - mx), in order).
  *   Y may alias X.
  * dm_log_softmax_grad_fp32 (LogSoftmaxGrad_13, Y the forward's output):
- *   s = sum of dY along the line in order, dX = dY - expf(Y) * s.
+ *   s = sum of dY along the line in order, dX = dY - dm_expf(Y) * s.
  *   dX may alias dY. */
 typedef struct {
     const float *X; /* grad: dY */

@@ -8,7 +8,7 @@
  * R [4H, H], bias [8H] (Wb then Rb); states [B, H]; the sequences of
  * hidden and cell states [S, B, H]; iofc and dA [S, B, 4H] (per step and
  * batch row the four gates, H values each). sigmoid and tanh are lstm.c's
- * (from expf, as activation_ext.c's dm_sigmoid and dm_tanh). */
+ * (from dm_expf, as activation_ext.c's dm_sigmoid and dm_tanh). */
 #ifndef DM_LSTM_H
 #define DM_LSTM_H
 

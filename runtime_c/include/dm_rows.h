@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "dm_common.h"
+#include "dm_mathf.h"
 
 /* The largest element, x[0] first: a later one replaces it only when `>`
  * (the first among equals; a NaN only when it comes first). n > 0. */
@@ -23,22 +24,22 @@ DM_INLINE float dm_row_max(const float *x, uint32_t n, uint32_t stride)
     return mx;
 }
 
-/* The sum of expf(x[k] - mx), added in order. */
+/* The sum of dm_expf(x[k] - mx), added in order. */
 DM_INLINE float dm_row_exp_sum(const float *x, uint32_t n, uint32_t stride, float mx)
 {
     float sum = 0.0f;
-    for (uint32_t k = 0; k < n; k++) sum += expf(x[k * stride] - mx);
+    for (uint32_t k = 0; k < n; k++) sum += dm_expf(x[k * stride] - mx);
     return sum;
 }
 
-/* y[k] = expf(x[k] - mx) (y may alias x); returns dm_row_exp_sum's sum, the
+/* y[k] = dm_expf(x[k] - mx) (y may alias x); returns dm_row_exp_sum's sum, the
  * same bits. A NULL test in one helper for both would cost the storing
  * loop a branch: gcc -O2 does not unswitch loops. */
 DM_INLINE float dm_row_exp(const float *x, float *y, uint32_t n, uint32_t stride, float mx)
 {
     float sum = 0.0f;
     for (uint32_t k = 0; k < n; k++) {
-        const float e = expf(x[k * stride] - mx);
+        const float e = dm_expf(x[k * stride] - mx);
         y[k * stride] = e;
         sum += e;
     }
@@ -46,11 +47,11 @@ DM_INLINE float dm_row_exp(const float *x, float *y, uint32_t n, uint32_t stride
 }
 
 /* y[k] = x[k] - mx - lse, the log-softmax of the row: mx = dm_row_max,
- * lse = logf(dm_row_exp_sum); y may alias x. */
+ * lse = dm_logf(dm_row_exp_sum); y may alias x. */
 DM_INLINE void dm_row_log_softmax(const float *x, float *y, uint32_t n, uint32_t stride)
 {
     const float mx = dm_row_max(x, n, stride);
-    const float lse = logf(dm_row_exp_sum(x, n, stride, mx));
+    const float lse = dm_logf(dm_row_exp_sum(x, n, stride, mx));
     for (uint32_t k = 0; k < n; k++) y[k * stride] = x[k * stride] - mx - lse;
 }
 

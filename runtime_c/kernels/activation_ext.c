@@ -5,6 +5,7 @@
 
 #include "dm_activation.h"
 #include "dm_kernels_ext.h"
+#include "dm_mathf.h"
 
 static inline float dm_unary_ext_apply(const dm_unary_ext_args_t *a, float x)
 {
@@ -17,8 +18,8 @@ static inline float dm_unary_ext_apply(const dm_unary_ext_args_t *a, float x)
     case DM_UNARY_ABS: return fabsf(x);
     case DM_UNARY_SIGN: return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x);
     case DM_UNARY_NEG: return -x;
-    case DM_UNARY_LOG: return logf(x);
-    case DM_UNARY_EXP: return expf(x);
+    case DM_UNARY_LOG: return dm_logf(x);
+    case DM_UNARY_EXP: return dm_expf(x);
     case DM_UNARY_SQRT: return sqrtf(x);
     default: return 1.0f / x; /* DM_UNARY_RECIPROCAL */
     }

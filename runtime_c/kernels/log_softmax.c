@@ -30,6 +30,6 @@ void dm_log_softmax_grad_fp32(void *args)
         float *dx = a->out + base;
         float s = 0.0f;
         for (uint32_t k = 0; k < len; k++) s += dy[k * inner];
-        for (uint32_t k = 0; k < len; k++) dx[k * inner] = dy[k * inner] - expf(y[k * inner]) * s;
+        for (uint32_t k = 0; k < len; k++) dx[k * inner] = dy[k * inner] - dm_expf(y[k * inner]) * s;
     }
 }

@@ -15,7 +15,7 @@ void dm_sce_logprob_fp32(void *args)
         const float *x = a->logits + b * classes;
         float *lp = a->log_prob + b * classes;
         const float mx = dm_row_max(x, classes, 1u);
-        const float lse = logf(dm_row_exp_sum(x, classes, 1u, mx));
+        const float lse = dm_logf(dm_row_exp_sum(x, classes, 1u, mx));
         for (uint32_t c = 0; c < classes; c++) lp[c] = x[c] - mx - lse;
         if (a->row_loss != NULL) a->row_loss[b] = -lp[(uint32_t)a->labels[b]];
     }
@@ -46,7 +46,7 @@ void dm_sce_grad_fp32(void *args)
         float *dx = a->dX + b * classes;
         const uint32_t label = (uint32_t)a->labels[b];
         for (uint32_t c = 0; c < classes; c++) {
-            dx[c] = (expf(lp[c]) - (c == label ? 1.0f : 0.0f)) * scale;
+            dx[c] = (dm_expf(lp[c]) - (c == label ? 1.0f : 0.0f)) * scale;
         }
     }
 }

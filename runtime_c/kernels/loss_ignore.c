@@ -65,7 +65,7 @@ void dm_sce_ii_grad_fp32(void *args)
             continue;
         }
         for (uint32_t c = 0; c < classes; c++) {
-            dx[c] = (expf(lp[c]) - (c == (uint32_t)label ? 1.0f : 0.0f)) * k;
+            dx[c] = (dm_expf(lp[c]) - (c == (uint32_t)label ? 1.0f : 0.0f)) * k;
         }
     }
 }
