@@ -8,7 +8,7 @@
 /* One row of a binary op: y[k] = a[k * sa] op b[k * sb], k < n, the op's
  * loop chosen once (not per element); unrolled by two. */
 #define DM_BINARY_ROW(NAME, EXPR)                                                                 \
-    __attribute__((noinline)) static void NAME(float *y, const float *a, const float *b,          \
+    DM_INLINE void NAME(float *y, const float *a, const float *b,          \
                                                uint32_t n, uint32_t sa, uint32_t sb)              \
     {                                                                                             \
         float *const end2 = y + (n & ~1u), *const end = y + n;                                    \
@@ -30,10 +30,9 @@ DM_BINARY_ROW(dm_row_add, DM_ADD)
 DM_BINARY_ROW(dm_row_sub, DM_SUB)
 DM_BINARY_ROW(dm_row_mul, DM_MUL)
 DM_BINARY_ROW(dm_row_div, DM_DIV)
-DM_BINARY_ROW(dm_row_pow, powf)
 
 /* y[k] = a[k] + b[k], k < n, contiguous: unrolled by four, the loads first. */
-__attribute__((noinline)) static void dm_row_add_contig(float *y, const float *a, const float *b,
+DM_INLINE void dm_row_add_contig(float *y, const float *a, const float *b,
                                                         uint32_t n, uint32_t sa, uint32_t sb)
 {
     (void)sa;
@@ -53,16 +52,12 @@ __attribute__((noinline)) static void dm_row_add_contig(float *y, const float *a
     while (y != end) *y++ = *a++ + *b++;
 }
 
-typedef void (*dm_binary_row_fn)(float *, const float *, const float *, uint32_t, uint32_t,
-                                 uint32_t);
-
 /* Dims of size 1 are dropped and neighbours merged where A's and B's strides
  * allow (Y is contiguous), so that a row (the innermost dim) is as long as
  * it can be; this core's flat range then runs row by row, the rows' offsets
  * from an odometer over the outer dims. */
-void dm_binary_fp32(void *args)
+__attribute__((noinline)) static void dm_binary_rows(const dm_binary_args_t *a)
 {
-    const dm_binary_args_t *a = (const dm_binary_args_t *)args;
     uint32_t shape[4], sa[4], sb[4], rank = 0, total = 1u;
     for (uint32_t d = 0; d < a->rank; d++) {
         const uint32_t n = a->shape[d];
@@ -89,14 +84,7 @@ void dm_binary_fp32(void *args)
     dm_chunk(total, &i0, &i1);
     if (i0 >= i1) return;
     const uint32_t last = rank - 1u, len = shape[last], la = sa[last], lb = sb[last];
-    dm_binary_row_fn row;
-    switch (a->op) {
-    case DM_BINARY_ADD: row = la == 1u && lb == 1u ? dm_row_add_contig : dm_row_add; break;
-    case DM_BINARY_SUB: row = dm_row_sub; break;
-    case DM_BINARY_MUL: row = dm_row_mul; break;
-    case DM_BINARY_POW: row = dm_row_pow; break;
-    default: row = dm_row_div; break; /* DM_BINARY_DIV */
-    }
+    const uint32_t op = a->op, contig = op == DM_BINARY_ADD && la == 1u && lb == 1u;
     /* multi-index of i0 and the matching offsets into A and B */
     uint32_t idx[4] = {0u, 0u, 0u, 0u};
     uint32_t ia = 0u, ib = 0u, rest = i0;
@@ -109,7 +97,14 @@ void dm_binary_fp32(void *args)
     for (uint32_t i = i0; i < i1;) {
         uint32_t n = len - idx[last];
         if (n > i1 - i) n = i1 - i;
-        row(a->Y + i, a->A + ia, a->B + ib, n, la, lb);
+        /* direct calls (an indirect one would count as unknown stack depth) */
+        float *y = a->Y + i;
+        const float *pa = a->A + ia, *pb = a->B + ib;
+        if (contig) dm_row_add_contig(y, pa, pb, n, la, lb);
+        else if (op == DM_BINARY_ADD) dm_row_add(y, pa, pb, n, la, lb);
+        else if (op == DM_BINARY_SUB) dm_row_sub(y, pa, pb, n, la, lb);
+        else if (op == DM_BINARY_MUL) dm_row_mul(y, pa, pb, n, la, lb);
+        else dm_row_div(y, pa, pb, n, la, lb);
         i += n;
         if (i >= i1) break;
         /* the next row: its start in A and B */
@@ -173,4 +168,45 @@ void dm_relu_grad_fp32(void *args)
         x += 4;
     }
     for (; dx != end; x++, dy++) *dx++ = *dy & dm_positive_mask(*x);
+}
+
+/* powf per element, as before the rows (its library call's stack stays off
+ * the rows' path): an odometer (last dim fastest) walks i0..i1-1. */
+__attribute__((noinline)) static void dm_binary_pow(const dm_binary_args_t *a)
+{
+    const uint32_t rank = a->rank;
+    uint32_t total = 1u;
+    for (uint32_t d = 0; d < rank; d++) total *= a->shape[d];
+    uint32_t i0, i1;
+    dm_chunk(total, &i0, &i1);
+    if (i0 >= i1) return;
+    uint32_t idx[4] = {0u, 0u, 0u, 0u};
+    uint32_t ia = 0u, ib = 0u, rest = i0;
+    for (uint32_t d = rank; d-- > 0;) {
+        idx[d] = rest % a->shape[d];
+        rest /= a->shape[d];
+        ia += idx[d] * a->a_strides[d];
+        ib += idx[d] * a->b_strides[d];
+    }
+    for (uint32_t i = i0; i < i1; i++) {
+        a->Y[i] = powf(a->A[ia], a->B[ib]);
+        for (uint32_t d = rank; d-- > 0;) {
+            ia += a->a_strides[d];
+            ib += a->b_strides[d];
+            if (++idx[d] < a->shape[d]) break;
+            ia -= idx[d] * a->a_strides[d];
+            ib -= idx[d] * a->b_strides[d];
+            idx[d] = 0u;
+        }
+    }
+}
+
+void dm_binary_fp32(void *args)
+{
+    const dm_binary_args_t *a = (const dm_binary_args_t *)args;
+    if (a->op == DM_BINARY_POW) {
+        dm_binary_pow(a);
+    } else {
+        dm_binary_rows(a);
+    }
 }

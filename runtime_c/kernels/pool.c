@@ -90,7 +90,8 @@ static void dm_pool_interior(const dm_win_t *w, uint32_t out_w, uint32_t *lo, ui
  * in their order (row 0 left, right, row 1 left, right) with the same scan
  * as below (`>`, the first kept on ties), the index from the row's two
  * int64 bases and the best tap's row and column (no division). */
-static void dm_maxpool_2x2(const dm_pool2d_args_t *a, uint32_t r0, uint32_t r1)
+__attribute__((noinline)) static void dm_maxpool_2x2(const dm_pool2d_args_t *a, uint32_t r0,
+                                                     uint32_t r1)
 {
     if (r0 >= r1) return;
     const uint32_t plane = a->in_h * a->in_w, W = a->in_w, OW = a->out_w;
@@ -303,24 +304,13 @@ __attribute__((noinline)) static void dm_maxpool_3x3(const dm_pool2d_args_t *a, 
  * int64 index without a division (only when indices are wanted). 2 x 2
  * stride 2 unpadded windows and 3 x 3 undilated ones take paths of their
  * own (above). */
-void dm_maxpool2d_fp32(void *args)
+__attribute__((noinline)) static void dm_maxpool_general(const dm_pool2d_args_t *a, uint32_t r0,
+                                                         uint32_t r1)
 {
-    const dm_pool2d_args_t *a = (const dm_pool2d_args_t *)args;
     const dm_win_t win = dm_win_fwd(a);
     const uint32_t plane = a->in_h * a->in_w, dw = a->dil_w;
     const int64_t col0 = a->frame_w == 0u ? 0 : (int64_t)a->org_w;
-    uint32_t r0, r1, owl, owr;
-    dm_chunk(a->planes * a->out_h, &r0, &r1);
-    if (a->k_h == 2u && a->k_w == 2u && a->stride_h == 2u && a->stride_w == 2u &&
-        a->dil_h == 1u && a->dil_w == 1u && a->pad_top == 0u && a->pad_left == 0u &&
-        2u * a->out_h <= a->in_h && 2u * a->out_w <= a->in_w) {
-        dm_maxpool_2x2(a, r0, r1);
-        return;
-    }
-    if (a->k_h == 3u && a->k_w == 3u && a->dil_h == 1u && a->dil_w == 1u) {
-        dm_maxpool_3x3(a, r0, r1);
-        return;
-    }
+    uint32_t owl, owr;
     dm_pool_interior(&win, a->out_w, &owl, &owr);
     for (uint32_t r = r0; r < r1; r++) {
         const uint32_t p = r / a->out_h, oh = r % a->out_h;
@@ -348,6 +338,24 @@ void dm_maxpool2d_fp32(void *args)
                                           (int64_t)(at - (x + ih * a->in_w));
             }
         }
+    }
+}
+
+/* The entry only chooses the path (its frame stays empty: the deepest
+ * stack is the deepest path's, not their sum). */
+void dm_maxpool2d_fp32(void *args)
+{
+    const dm_pool2d_args_t *a = (const dm_pool2d_args_t *)args;
+    uint32_t r0, r1;
+    dm_chunk(a->planes * a->out_h, &r0, &r1);
+    if (a->k_h == 2u && a->k_w == 2u && a->stride_h == 2u && a->stride_w == 2u &&
+        a->dil_h == 1u && a->dil_w == 1u && a->pad_top == 0u && a->pad_left == 0u &&
+        2u * a->out_h <= a->in_h && 2u * a->out_w <= a->in_w) {
+        dm_maxpool_2x2(a, r0, r1);
+    } else if (a->k_h == 3u && a->k_w == 3u && a->dil_h == 1u && a->dil_w == 1u) {
+        dm_maxpool_3x3(a, r0, r1);
+    } else {
+        dm_maxpool_general(a, r0, r1);
     }
 }
 
