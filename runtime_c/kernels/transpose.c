@@ -66,18 +66,21 @@ __attribute__((noinline)) static void dm_tr_rows4(dm_word_t *y, const dm_word_t 
     while (y0 != end4) { /* a 4 x 4 block: four X rows of four words */
         uint32_t a = x[0], b = x[1], c = x[2], d = x[3];
         x += step;
+        __asm__("" : "+r"(x)); /* one pointer walks the rows (no four of them) */
         y0[0] = a;
         y1[0] = b;
         y2[0] = c;
         y3[0] = d;
         a = x[0], b = x[1], c = x[2], d = x[3];
         x += step;
+        __asm__("" : "+r"(x));
         y0[1] = a;
         y1[1] = b;
         y2[1] = c;
         y3[1] = d;
         a = x[0], b = x[1], c = x[2], d = x[3];
         x += step;
+        __asm__("" : "+r"(x));
         y0[2] = a;
         y1[2] = b;
         y2[2] = c;
