@@ -49,7 +49,7 @@ KERNEL_PATHS: dict[str, int] = {
     "dm_lstm_grad_state_fp32": 32,  # -O2
     "dm_lstm_grad_weights_fp32": 112,  # -O2
     "dm_lstm_step_fp32": 288,  # -O2
-    "dm_maxpool2d_fp32": 320,  # -O3
+    "dm_maxpool2d_fp32": 304,  # -O2
     "dm_maxpool2d_grad_fp32": 48,  # -O2
     "dm_reduce_mean_fp32": 176,  # -O3
     "dm_reduce_sum_fp32": 160,  # -O3

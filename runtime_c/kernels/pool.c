@@ -73,16 +73,16 @@ static void dm_index_frame(const dm_pool2d_args_t *a, uint32_t p, int64_t *row0,
     *width = (int64_t)a->frame_w;
 }
 
-/* The outputs [*lo, *hi) of a row of a's whose every kernel column lies
- * inside the input (the geometry read from a, no struct in the frame). */
-DM_INLINE void dm_pool_cols(const dm_pool2d_args_t *a, uint32_t *lo, uint32_t *hi)
+/* The outputs [*lo, *hi) of a row whose every kernel column lies inside the
+ * input (no column range to compute per output there). */
+static void dm_pool_interior(const dm_win_t *w, uint32_t out_w, uint32_t *lo, uint32_t *hi)
 {
-    const uint32_t span = (a->k_w - 1u) * a->dil_w;
-    if (span >= a->in_w) {
+    const uint32_t span = (w->k_w - 1u) * w->dil_w; /* first to last tap */
+    if (span >= w->in_w) {
         *lo = *hi = 0;
         return;
     }
-    dm_window_range(-(int32_t)a->pad_left, a->stride_w, a->in_w - span, a->out_w, lo, hi);
+    dm_window_range(-(int32_t)w->pad_left, w->stride_w, w->in_w - span, out_w, lo, hi);
 }
 
 /* Max pooling 2 x 2, stride 2, no padding or dilation (every window inside
@@ -90,10 +90,9 @@ DM_INLINE void dm_pool_cols(const dm_pool2d_args_t *a, uint32_t *lo, uint32_t *h
  * in their order (row 0 left, right, row 1 left, right) with the same scan
  * as below (`>`, the first kept on ties), the index from the row's two
  * int64 bases and the best tap's row and column (no division). */
-__attribute__((noinline)) static void dm_maxpool_2x2(const dm_pool2d_args_t *a)
+__attribute__((noinline)) static void dm_maxpool_2x2(const dm_pool2d_args_t *a, uint32_t r0,
+                                                     uint32_t r1)
 {
-    uint32_t r0, r1;
-    dm_chunk(a->planes * a->out_h, &r0, &r1);
     if (r0 >= r1) return;
     const uint32_t plane = a->in_h * a->in_w, W = a->in_w, OW = a->out_w;
     const int64_t col0 = a->frame_w == 0u ? 0 : (int64_t)a->org_w;
@@ -188,153 +187,112 @@ DM_INLINE float dm_window_max(const float *x, uint32_t in_w, int32_t ih0, int32_
     return best;
 }
 
-/* Nine taps, unrolled (rows q0, q1, q2, columns 0..2), for n outputs the
- * pointers moving by `step`; y[k] = the `>` scan's maximum. */
-__attribute__((noinline)) static void dm_max9_row(float *y, const float *q0, const float *q1,
-                                                  const float *q2, uint32_t n, uint32_t step)
-{
-    float *const end = y + n;
-    do { /* n > 0 */
-        float m = q0[0], v;
-        v = q0[1]; m = v > m ? v : m;
-        v = q0[2]; m = v > m ? v : m;
-        v = q1[0]; m = v > m ? v : m;
-        v = q1[1]; m = v > m ? v : m;
-        v = q1[2]; m = v > m ? v : m;
-        v = q2[0]; m = v > m ? v : m;
-        v = q2[1]; m = v > m ? v : m;
-        v = q2[2]; m = v > m ? v : m;
-        *y++ = m;
-        q0 += step;
-        q1 += step;
-        q2 += step;
-    } while (y != end);
-}
-
-/* dm_max9_row with the index of each maximum: rows[i] is the start of the
- * input row q_i walks (increasing addresses; a clamped row repeats its
- * neighbour), bases[i] that row's index of column 0. */
-__attribute__((noinline)) static void dm_max9_row_idx(float *y, int64_t *yi, const float *q0,
-                                                      const float *q1, const float *q2,
-                                                      uint32_t n, uint32_t step,
-                                                      const float *const rows[3],
-                                                      const int64_t bases[3])
-{
-    float *const end = y + n;
-    const float *const p1 = rows[1], *const p2 = rows[2];
-    do { /* n > 0 */
-        float m = q0[0], v;
-        const float *at = q0;
-        v = q0[1]; if (v > m) { m = v; at = q0 + 1; }
-        v = q0[2]; if (v > m) { m = v; at = q0 + 2; }
-        v = q1[0]; if (v > m) { m = v; at = q1; }
-        v = q1[1]; if (v > m) { m = v; at = q1 + 1; }
-        v = q1[2]; if (v > m) { m = v; at = q1 + 2; }
-        v = q2[0]; if (v > m) { m = v; at = q2; }
-        v = q2[1]; if (v > m) { m = v; at = q2 + 1; }
-        v = q2[2]; if (v > m) { m = v; at = q2 + 2; }
-        *y++ = m;
-        const uint32_t r = at >= p2 ? 2u : at >= p1 ? 1u : 0u;
-        *yi++ = bases[r] + (at - rows[r]);
-        q0 += step;
-        q1 += step;
-        q2 += step;
-    } while (y != end);
-}
-
-/* One border output (ow) of a 3 x 3 undilated window row at input row
- * ih0 of plane x: the taps inside the input, dm_window_max's scan, the
- * index from fr = {row0, width, col0} (dm_index_frame's, and the tile's
- * first column). Out of line: the row loop keeps few registers. */
-__attribute__((noinline)) static void dm_max3x3_border(const dm_pool2d_args_t *a, const float *x,
-                                                       int32_t ih0, uint32_t ow, float *y,
-                                                       int64_t *yi, const int64_t fr[3])
-{
-    const uint32_t W = a->in_w, H = a->in_h;
-    const int32_t iw0 = (int32_t)(ow * a->stride_w) - (int32_t)a->pad_left;
-    const uint32_t kh0 = ih0 < 0 ? (uint32_t)-ih0 : 0u;
-    const uint32_t kh1 = ih0 + 3 > (int32_t)H ? (uint32_t)((int32_t)H - ih0) : 3u;
-    const uint32_t kw0 = iw0 < 0 ? (uint32_t)-iw0 : 0u;
-    const uint32_t kw1 = iw0 + 3 > (int32_t)W ? (uint32_t)((int32_t)W - iw0) : 3u;
-    const float *at = NULL;
-    uint32_t bk = 0;
-    float best = -FLT_MAX;
-    if (kw0 < kw1 && kh0 < kh1)
-        best = dm_window_max(x, W, ih0, iw0, kh0, kh1, kw0, kw1, 1u, 1u, &at, &bk);
-    y[ow] = best;
-    if (yi != NULL) {
-        const uint32_t ih = (uint32_t)(ih0 + (int32_t)bk);
-        yi[ow] = at == NULL ? -1 : (fr[0] + (int64_t)ih) * fr[1] + fr[2] + (int64_t)(at - (x + ih * W));
-    }
-}
-
-/* What the rows of a 3 x 3 call share: the plane's index frame
- * (dm_index_frame), the tile's first column, the interior outputs. */
-typedef struct {
-    int64_t row0, width, col0;
-    uint32_t owl, owr;
-} dm_max3x3_ctx_t;
-
-/* Output row oh of plane x (Y row y, indices yi or NULL): a kernel row
- * outside the input (the padding) points at its neighbour inside it, so
- * that every window has nine taps: a repeated tap comes right before or
- * after the one it repeats and cannot change the `>` scan's result (nor
+/* Max pooling 3 x 3 without dilation, any stride and padding: rows [r0, r1)
+ * of (plane, output row). A row's three input rows are three pointers; a
+ * kernel row outside the input (the padding) points at its neighbour inside
+ * it, so that every window has nine taps: a repeated tap comes right before
+ * or after the one it repeats and cannot change the `>` scan's result (nor
  * its first tap among equals, nor a leading NaN). The interior outputs
- * (every column inside) run the nine taps unrolled (dm_max9_row*), the
- * border columns dm_max3x3_border. Out of line, so that the row loop
- * around it keeps its few values in registers. */
-__attribute__((noinline)) static void dm_max3x3_row(const dm_pool2d_args_t *a, const float *x,
-                                                    uint32_t oh, float *y, int64_t *yi,
-                                                    const dm_max3x3_ctx_t *c)
+ * (every column inside) run the nine taps unrolled, the pointers moving by
+ * the stride; the border columns take dm_window_max. The index of the best
+ * tap comes from its row (the pointer compared with the rows' starts) and
+ * column, without a division. */
+__attribute__((noinline)) static void dm_maxpool_3x3(const dm_pool2d_args_t *a, uint32_t r0,
+                                                     uint32_t r1)
 {
-    const uint32_t W = a->in_w, H = a->in_h, OW = a->out_w, sw = a->stride_w;
-    const int32_t ih0 = (int32_t)(oh * a->stride_h) - (int32_t)a->pad_top;
-    const uint32_t kh0 = ih0 < 0 ? (uint32_t)-ih0 : 0u;
-    const uint32_t kh1 = ih0 + 3 > (int32_t)H ? (uint32_t)((int32_t)H - ih0) : 3u;
-    const int64_t fr[3] = {c->row0, c->width, c->col0};
-    if (kh0 >= kh1 || c->owl >= c->owr) { /* no interior: every output on its own */
-        for (uint32_t ow = 0; ow < OW; ow++) dm_max3x3_border(a, x, ih0, ow, y, yi, fr);
-        return;
-    }
-    for (uint32_t ow = 0; ow < c->owl; ow++) dm_max3x3_border(a, x, ih0, ow, y, yi, fr);
-    /* the input rows of kernel rows 0..2, clamped to [kh0, kh1) */
-    const uint32_t i0 = (uint32_t)(ih0 + (int32_t)kh0), il = (uint32_t)(ih0 + (int32_t)kh1) - 1u;
-    const uint32_t i1 = kh0 > 1u ? i0 : (kh1 > 1u ? (uint32_t)(ih0 + 1) : il);
-    const uint32_t i2 = kh1 > 2u ? (uint32_t)(ih0 + 2) : il;
-    const float *const rows[3] = {x + i0 * W, x + i1 * W, x + i2 * W};
-    const int32_t col = (int32_t)(c->owl * sw) - (int32_t)a->pad_left;
-    const uint32_t n = c->owr - c->owl;
-    if (yi == NULL) {
-        dm_max9_row(y + c->owl, rows[0] + col, rows[1] + col, rows[2] + col, n, sw);
-    } else {
-        const int64_t bases[3] = {(c->row0 + (int64_t)i0) * c->width + c->col0,
-                                  (c->row0 + (int64_t)i1) * c->width + c->col0,
-                                  (c->row0 + (int64_t)i2) * c->width + c->col0};
-        dm_max9_row_idx(y + c->owl, yi + c->owl, rows[0] + col, rows[1] + col, rows[2] + col, n,
-                        sw, rows, bases);
-    }
-    for (uint32_t ow = c->owr; ow < OW; ow++) dm_max3x3_border(a, x, ih0, ow, y, yi, fr);
-}
-
-/* Max pooling 3 x 3 without dilation, any stride and padding: rows
- * [r0, r1) of (plane, output row), dm_max3x3_row each. The index of the
- * best tap comes from its row (the pointer compared with the rows' starts)
- * and column, without a division. */
-__attribute__((noinline)) static void dm_maxpool_3x3(const dm_pool2d_args_t *a)
-{
-    uint32_t r0, r1;
-    dm_chunk(a->planes * a->out_h, &r0, &r1);
     if (r0 >= r1) return;
-    dm_max3x3_ctx_t c = {0, 0, a->frame_w == 0u ? 0 : (int64_t)a->org_w, 0u, 0u};
-    dm_pool_cols(a, &c.owl, &c.owr);
+    const dm_win_t win = dm_win_fwd(a);
+    const uint32_t W = a->in_w, H = a->in_h, OW = a->out_w, sw = a->stride_w;
+    const uint32_t plane = H * W;
+    const int64_t col0 = a->frame_w == 0u ? 0 : (int64_t)a->org_w;
+    uint32_t owl, owr;
+    dm_pool_interior(&win, OW, &owl, &owr);
     uint32_t p = r0 / a->out_h, oh = r0 % a->out_h;
-    if (a->indices != NULL) dm_index_frame(a, p, &c.row0, &c.width);
+    int64_t row0 = 0, width = 0;
+    if (a->indices != NULL) dm_index_frame(a, p, &row0, &width);
     for (uint32_t r = r0; r < r1; r++) {
-        dm_max3x3_row(a, a->X + p * a->in_h * a->in_w, oh, a->Y + r * a->out_w,
-                      a->indices != NULL ? a->indices + r * a->out_w : NULL, &c);
+        const float *x = a->X + p * plane;
+        const int32_t ih0 = (int32_t)(oh * a->stride_h) - (int32_t)a->pad_top;
+        float *y = a->Y + r * OW;
+        int64_t *yi = a->indices != NULL ? a->indices + r * OW : NULL;
+        const uint32_t kh0 = ih0 < 0 ? (uint32_t)-ih0 : 0u;
+        const uint32_t kh1 = ih0 + 3 > (int32_t)H ? (uint32_t)((int32_t)H - ih0) : 3u;
+        if (kh0 >= kh1) { /* no row inside (the verifiers exclude it) */
+            for (uint32_t ow = 0; ow < OW; ow++) {
+                y[ow] = -FLT_MAX;
+                if (yi != NULL) yi[ow] = -1;
+            }
+        } else {
+            /* the input rows of kernel rows 0..2, clamped to [kh0, kh1) */
+            const uint32_t i0 = (uint32_t)(ih0 + (int32_t)kh0), il = (uint32_t)(ih0 + (int32_t)kh1) - 1u;
+            const uint32_t i1 = kh0 > 1u ? i0 : (kh1 > 1u ? (uint32_t)(ih0 + 1) : il);
+            const uint32_t i2 = kh1 > 2u ? (uint32_t)(ih0 + 2) : il;
+            const float *p0 = x + i0 * W, *p1 = x + i1 * W, *p2 = x + i2 * W;
+            for (uint32_t ow = 0; ow < OW; ow++) {
+                if (ow == owl && owl < owr) { /* the interior, unrolled */
+                    const int32_t c = (int32_t)(owl * sw) - (int32_t)a->pad_left;
+                    const float *q0 = p0 + c, *q1 = p1 + c, *q2 = p2 + c;
+                    float *yo = y + owl, *const yend = y + owr;
+                    if (yi == NULL) {
+                        do {
+                            float m = q0[0], v;
+                            v = q0[1]; m = v > m ? v : m;
+                            v = q0[2]; m = v > m ? v : m;
+                            v = q1[0]; m = v > m ? v : m;
+                            v = q1[1]; m = v > m ? v : m;
+                            v = q1[2]; m = v > m ? v : m;
+                            v = q2[0]; m = v > m ? v : m;
+                            v = q2[1]; m = v > m ? v : m;
+                            v = q2[2]; m = v > m ? v : m;
+                            *yo++ = m;
+                            q0 += sw;
+                            q1 += sw;
+                            q2 += sw;
+                        } while (yo != yend);
+                    } else {
+                        const int64_t b0 = (row0 + (int64_t)i0) * width + col0;
+                        const int64_t b1 = (row0 + (int64_t)i1) * width + col0;
+                        const int64_t b2 = (row0 + (int64_t)i2) * width + col0;
+                        int64_t *yio = yi + owl;
+                        do {
+                            float m = q0[0], v;
+                            const float *at = q0;
+                            v = q0[1]; if (v > m) { m = v; at = q0 + 1; }
+                            v = q0[2]; if (v > m) { m = v; at = q0 + 2; }
+                            v = q1[0]; if (v > m) { m = v; at = q1; }
+                            v = q1[1]; if (v > m) { m = v; at = q1 + 1; }
+                            v = q1[2]; if (v > m) { m = v; at = q1 + 2; }
+                            v = q2[0]; if (v > m) { m = v; at = q2; }
+                            v = q2[1]; if (v > m) { m = v; at = q2 + 1; }
+                            v = q2[2]; if (v > m) { m = v; at = q2 + 2; }
+                            *yo++ = m;
+                            /* rows in increasing address order (a clamped row is its neighbour) */
+                            *yio++ = at >= p2 ? b2 + (at - p2) : at >= p1 ? b1 + (at - p1) : b0 + (at - p0);
+                            q0 += sw;
+                            q1 += sw;
+                            q2 += sw;
+                        } while (yo != yend);
+                    }
+                    ow = owr - 1u;
+                    continue;
+                }
+                const int32_t iw0 = (int32_t)(ow * sw) - (int32_t)a->pad_left;
+                uint32_t kw0, kw1, bk = 0;
+                dm_window_range(iw0, 1u, W, 3u, &kw0, &kw1);
+                const float *at = NULL;
+                float best = -FLT_MAX;
+                if (kw0 < kw1) best = dm_window_max(x, W, ih0, iw0, kh0, kh1, kw0, kw1, 1u, 1u, &at, &bk);
+                y[ow] = best;
+                if (yi != NULL) {
+                    const uint32_t ih = (uint32_t)(ih0 + (int32_t)bk);
+                    yi[ow] = at == NULL ? -1
+                                        : (row0 + (int64_t)ih) * width + col0 + (int64_t)(at - (x + ih * W));
+                }
+            }
+        }
         if (++oh == a->out_h) {
             oh = 0;
-            if (++p < a->planes && a->indices != NULL) dm_index_frame(a, p, &c.row0, &c.width);
+            if (++p < a->planes && a->indices != NULL) dm_index_frame(a, p, &row0, &width);
         }
     }
 }
@@ -346,13 +304,14 @@ __attribute__((noinline)) static void dm_maxpool_3x3(const dm_pool2d_args_t *a)
  * int64 index without a division (only when indices are wanted). 2 x 2
  * stride 2 unpadded windows and 3 x 3 undilated ones take paths of their
  * own (above). */
-__attribute__((noinline)) static void dm_maxpool_general(const dm_pool2d_args_t *a)
+__attribute__((noinline)) static void dm_maxpool_general(const dm_pool2d_args_t *a, uint32_t r0,
+                                                         uint32_t r1)
 {
+    const dm_win_t win = dm_win_fwd(a);
     const uint32_t plane = a->in_h * a->in_w, dw = a->dil_w;
     const int64_t col0 = a->frame_w == 0u ? 0 : (int64_t)a->org_w;
-    uint32_t r0, r1, owl, owr;
-    dm_chunk(a->planes * a->out_h, &r0, &r1);
-    dm_pool_cols(a, &owl, &owr);
+    uint32_t owl, owr;
+    dm_pool_interior(&win, a->out_w, &owl, &owr);
     for (uint32_t r = r0; r < r1; r++) {
         const uint32_t p = r / a->out_h, oh = r % a->out_h;
         const float *x = a->X + p * plane;
@@ -387,14 +346,16 @@ __attribute__((noinline)) static void dm_maxpool_general(const dm_pool2d_args_t 
 void dm_maxpool2d_fp32(void *args)
 {
     const dm_pool2d_args_t *a = (const dm_pool2d_args_t *)args;
+    uint32_t r0, r1;
+    dm_chunk(a->planes * a->out_h, &r0, &r1);
     if (a->k_h == 2u && a->k_w == 2u && a->stride_h == 2u && a->stride_w == 2u &&
         a->dil_h == 1u && a->dil_w == 1u && a->pad_top == 0u && a->pad_left == 0u &&
         2u * a->out_h <= a->in_h && 2u * a->out_w <= a->in_w) {
-        dm_maxpool_2x2(a);
+        dm_maxpool_2x2(a, r0, r1);
     } else if (a->k_h == 3u && a->k_w == 3u && a->dil_h == 1u && a->dil_w == 1u) {
-        dm_maxpool_3x3(a);
+        dm_maxpool_3x3(a, r0, r1);
     } else {
-        dm_maxpool_general(a);
+        dm_maxpool_general(a, r0, r1);
     }
 }
 
