@@ -78,7 +78,34 @@ def kernel_cases() -> list[P.KernelCase]:
         P.sce(64, 10),
         P.sigmoid(64 * 128, "CCT-sized"),
     ]
-    return cases
+    return cases + cct_data_cases()
+
+
+def cct_data_cases() -> list[P.KernelCase]:
+    """The published CCT's memory-bound calls at the tile shapes its step
+    (double-128000, L2 460,000) runs: the tokenizer's maxpool 3x3 stride 2
+    pad 1 (forward with and without indices, gradient), the attention's
+    transposes, the residual and broadcast adds, the gradient accumulation,
+    relu and its gradient."""
+    return [
+        P.maxpool_k(8, 32, 3, 2, 1, "CCT tokenizer 1"),
+        P.maxpool_k(8, 32, 3, 2, 1, "CCT tokenizer 1", indices=False),
+        P.maxpool_k(32, 16, 3, 2, 1, "CCT tokenizer 2"),
+        P.maxpool_grad(4, 32, 3, 2, 1, "CCT tokenizer 1"),
+        P.maxpool_grad(16, 16, 3, 2, 1, "CCT tokenizer 2"),
+        P.transpose((128, 32), (1, 0)),
+        P.transpose((1, 64, 64), (0, 2, 1)),
+        P.transpose((1, 2, 32, 64), (0, 2, 1, 3)),
+        P.transpose((1, 2, 64, 32), (0, 3, 1, 2)),
+        P.transpose((1, 64, 1, 64), (0, 2, 1, 3)),
+        P.transpose((1, 64, 1, 64), (0, 2, 3, 1)),
+        P.binary((1, 64, 128), (1, 64, 128)),
+        P.binary((1, 64, 128), (1, 1, 128)),
+        P.binary((1, 64, 64), (1, 1, 64)),
+        P.accumulate(8192),
+        P.relu(2048),
+        P.relu_grad(8192),
+    ]
 
 
 def contraction_cases() -> list[P.KernelCase]:

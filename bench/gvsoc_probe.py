@@ -479,6 +479,109 @@ def maxpool(planes: int, h: int, label: str) -> KernelCase:
     )
 
 
+def _pool_decl(planes: int, h: int, k: int, stride: int, pad: int) -> tuple[int, str]:
+    o = (h + 2 * pad - k) // stride + 1
+    geom = (
+        f"a.planes = {planes}; a.in_h = {h}; a.in_w = {h}; a.out_h = {o}; a.out_w = {o};\n"
+        f"a.k_h = {k}; a.k_w = {k}; a.stride_h = {stride}; a.stride_w = {stride};"
+        f" a.dil_h = 1; a.dil_w = 1; a.pad_top = {pad}; a.pad_left = {pad};\n"
+    )
+    return o, geom
+
+
+def maxpool_k(
+    planes: int, h: int, k: int, stride: int, pad: int, label: str, indices: bool = True
+) -> KernelCase:
+    """Max pooling k x k, `stride`, `pad` on every border, square planes; with
+    `indices` the int64 indices too (as a training step asks)."""
+    o, geom = _pool_decl(planes, h, k, stride, pad)
+    idx = f"(int64_t *)l1f({planes * o * o * 2}u, 3)" if indices else "NULL"
+    decl = (
+        "dm_pool2d_args_t a = {0};\n"
+        f"a.X = l1f({planes * h * h}u, 1); a.Y = l1f({planes * o * o}u, 2);\n"
+        f"a.indices = {idx};\n" + geom
+    )
+    name = f"maxpool {k}x{k} s{stride} pad{pad}" + ("" if indices else " no idx")
+    return KernelCase(
+        name,
+        "reduce",
+        "pooling",
+        f"{label} {planes}x{h}x{h}".strip(),
+        planes * o * o * k * k,
+        "dm_maxpool2d_fp32",
+        decl,
+        0,
+        (2 if indices else 1) * planes * o * o,
+    )
+
+
+def maxpool_grad(planes: int, h: int, k: int, stride: int, pad: int, label: str) -> KernelCase:
+    """MaxPoolGrad of maxpool_k's call: the indices from one forward call on
+    8 cores (outside the timed calls); "MACs" are the outputs scattered."""
+    o, geom = _pool_decl(planes, h, k, stride, pad)
+    decl = (
+        "dm_pool2d_args_t f = {0};\n"
+        f"f.X = l1f({planes * h * h}u, 1); f.Y = l1f({planes * o * o}u, 2);\n"
+        f"f.indices = (int64_t *)l1f({planes * o * o * 2}u, 3);\n"
+        + geom.replace("a.", "f.")
+        + "pi_cl_team_fork(8, dm_maxpool2d_fp32, &f);\n"
+        "dm_pool2d_grad_args_t a = {0};\n"
+        f"a.dY = l1f({planes * o * o}u, 4); a.indices = f.indices;"
+        f" a.dX = l1f({planes * h * h}u, 5);\n" + geom
+    )
+    return KernelCase(
+        f"maxpool grad {k}x{k} s{stride} pad{pad}",
+        "reduce",
+        "pooling",
+        f"{label} {planes}x{h}x{h}".strip(),
+        planes * o * o,
+        "dm_maxpool2d_grad_fp32",
+        decl,
+        0,
+        planes * h * h,
+    )
+
+
+def accumulate(size: int) -> KernelCase:
+    """InPlaceAccumulatorV2 (reset 0): out = buffer + grad, out aliasing buffer."""
+    decl = (
+        "dm_accumulate_args_t a = {0};\n"
+        f"a.buffer = l1f({size}u, 1); a.grad = l1f({size}u, 2); a.out = (float *)a.buffer;\n"
+        "static const uint8_t no_reset = 0; a.reset = &no_reset;"
+        f" a.size = {size};\n"
+    )
+    return KernelCase(
+        "accumulate",
+        "elementwise",
+        "elementwise",
+        f"{size}",
+        size,
+        "dm_accumulate_fp32",
+        decl,
+        0,
+        size,
+    )
+
+
+def relu_grad(size: int) -> KernelCase:
+    decl = (
+        "dm_relu_grad_args_t a = {0};\n"
+        f"a.dY = l1f({size}u, 1); a.X = l1f({size}u, 2); a.dX = l1f({size}u, 3);"
+        f" a.size = {size};\n"
+    )
+    return KernelCase(
+        "relu_grad",
+        "elementwise",
+        "elementwise",
+        f"{size}",
+        size,
+        "dm_relu_grad_fp32",
+        decl,
+        0,
+        size,
+    )
+
+
 def layernorm(rows: int, cols: int, label: str) -> KernelCase:
     decl = (
         "dm_layernorm_args_t a = {0};\n"

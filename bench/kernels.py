@@ -248,10 +248,12 @@ CONV_SHAPES = [
 
 
 def pool_cases() -> list[Case]:
-    """2x2 stride-2 max pooling and 3x3 stride-1 pad-1 average pooling
-    (count_include_pad = 0), forward, on 32 planes of 16x16."""
+    """2x2 stride-2 and 3x3 stride-2 pad-1 (the CCT tokenizer's) max pooling
+    and 3x3 stride-1 pad-1 average pooling (count_include_pad = 0), forward,
+    on 32 planes of 16x16."""
     out: list[Case] = []
-    for kind, k, st, pad, oh in [("maxpool", 2, 2, 0, 8), ("avgpool", 3, 1, 1, 16)]:
+    shapes = [("maxpool", 2, 2, 0, 8), ("maxpool", 3, 2, 1, 8), ("avgpool", 3, 1, 1, 16)]
+    for kind, k, st, pad, oh in shapes:
         decls = (
             f"#define P 32\n#define IH 16\n#define IW 16\n#define KS {k}\n#define ST {st}\n"
             f"#define PAD {pad}\n#define OH {oh}\n#define OW {oh}\n"
@@ -288,7 +290,7 @@ def pool_cases() -> list[Case]:
         out.append(
             Case(
                 "pool",
-                f"{kind} {k}x{k}/{st} (per tap)",
+                f"{kind} {k}x{k}/{st}" + (f" pad {pad}" if pad else "") + " (per tap)",
                 f"32x16x16 k{k}",
                 32 * oh * oh * k * k,
                 decls,

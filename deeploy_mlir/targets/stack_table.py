@@ -49,8 +49,8 @@ KERNEL_PATHS: dict[str, int] = {
     "dm_lstm_grad_state_fp32": 32,  # -O2
     "dm_lstm_grad_weights_fp32": 112,  # -O2
     "dm_lstm_step_fp32": 288,  # -O2
-    "dm_maxpool2d_fp32": 176,  # -O2
-    "dm_maxpool2d_grad_fp32": 32,  # -O2
+    "dm_maxpool2d_fp32": 304,  # -O2
+    "dm_maxpool2d_grad_fp32": 48,  # -O2
     "dm_reduce_mean_fp32": 176,  # -O3
     "dm_reduce_sum_fp32": 160,  # -O3
     "dm_relu_fp32": 16,  # -O2
@@ -66,7 +66,7 @@ KERNEL_PATHS: dict[str, int] = {
     "dm_softmax_grad_fp32": 32,  # -O2
     "dm_split_fp32": 32,  # -O2
     "dm_step_count_i64": 16,  # -O2
-    "dm_transpose_fp32": 128,  # -O3
+    "dm_transpose_fp32": 224,  # -O3
     "dm_unary_ext_fp32": 208,  # -O2
     "dm_unary_grad_fp32": 192,  # -O2
     "dm_where_fp32": 128,  # -O3

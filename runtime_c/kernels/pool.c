@@ -5,6 +5,7 @@
 
 #include "dm_pool.h"
 #include "dm_rows.h"
+#include "dm_words.h"
 
 /* The window geometry of either args struct. */
 typedef struct {
@@ -89,7 +90,8 @@ static void dm_pool_interior(const dm_win_t *w, uint32_t out_w, uint32_t *lo, ui
  * in their order (row 0 left, right, row 1 left, right) with the same scan
  * as below (`>`, the first kept on ties), the index from the row's two
  * int64 bases and the best tap's row and column (no division). */
-static void dm_maxpool_2x2(const dm_pool2d_args_t *a, uint32_t r0, uint32_t r1)
+__attribute__((noinline)) static void dm_maxpool_2x2(const dm_pool2d_args_t *a, uint32_t r0,
+                                                     uint32_t r1)
 {
     if (r0 >= r1) return;
     const uint32_t plane = a->in_h * a->in_w, W = a->in_w, OW = a->out_w;
@@ -155,25 +157,160 @@ static void dm_maxpool_2x2(const dm_pool2d_args_t *a, uint32_t r0, uint32_t r1)
     }
 }
 
+/* The largest tap of one window, rows kh0..kh1-1 and columns kw0..kw1-1
+ * (kh0 < kh1, kw0 < kw1) of the window at (ih0, iw0) of plane x, in that
+ * order with the `>` scan (the first kept on ties, a NaN only when first);
+ * *at: the tap, *bk: its kernel row. */
+DM_INLINE float dm_window_max(const float *x, uint32_t in_w, int32_t ih0, int32_t iw0,
+                              uint32_t kh0, uint32_t kh1, uint32_t kw0, uint32_t kw1,
+                              uint32_t dil_h, uint32_t dil_w, const float **at, uint32_t *bk)
+{
+    const uint32_t nkw = kw1 - kw0, row_step = dil_h * in_w;
+    const float *xr = x + (uint32_t)(ih0 + (int32_t)(kh0 * dil_h)) * in_w +
+                      (uint32_t)(iw0 + (int32_t)(kw0 * dil_w));
+    const float *best_at = xr;
+    float best = *xr;
+    uint32_t best_k = kh0;
+    for (uint32_t kh = kh0; kh < kh1; kh++, xr += row_step) {
+        const float *q = xr;
+        for (uint32_t kw = 0; kw < nkw; kw++, q += dil_w) {
+            const float v = *q;
+            if (v > best) {
+                best = v;
+                best_at = q;
+                best_k = kh;
+            }
+        }
+    }
+    *at = best_at;
+    *bk = best_k;
+    return best;
+}
+
+/* Max pooling 3 x 3 without dilation, any stride and padding: rows [r0, r1)
+ * of (plane, output row). A row's three input rows are three pointers; a
+ * kernel row outside the input (the padding) points at its neighbour inside
+ * it, so that every window has nine taps: a repeated tap comes right before
+ * or after the one it repeats and cannot change the `>` scan's result (nor
+ * its first tap among equals, nor a leading NaN). The interior outputs
+ * (every column inside) run the nine taps unrolled, the pointers moving by
+ * the stride; the border columns take dm_window_max. The index of the best
+ * tap comes from its row (the pointer compared with the rows' starts) and
+ * column, without a division. */
+__attribute__((noinline)) static void dm_maxpool_3x3(const dm_pool2d_args_t *a, uint32_t r0,
+                                                     uint32_t r1)
+{
+    if (r0 >= r1) return;
+    const dm_win_t win = dm_win_fwd(a);
+    const uint32_t W = a->in_w, H = a->in_h, OW = a->out_w, sw = a->stride_w;
+    const uint32_t plane = H * W;
+    const int64_t col0 = a->frame_w == 0u ? 0 : (int64_t)a->org_w;
+    uint32_t owl, owr;
+    dm_pool_interior(&win, OW, &owl, &owr);
+    uint32_t p = r0 / a->out_h, oh = r0 % a->out_h;
+    int64_t row0 = 0, width = 0;
+    if (a->indices != NULL) dm_index_frame(a, p, &row0, &width);
+    for (uint32_t r = r0; r < r1; r++) {
+        const float *x = a->X + p * plane;
+        const int32_t ih0 = (int32_t)(oh * a->stride_h) - (int32_t)a->pad_top;
+        float *y = a->Y + r * OW;
+        int64_t *yi = a->indices != NULL ? a->indices + r * OW : NULL;
+        const uint32_t kh0 = ih0 < 0 ? (uint32_t)-ih0 : 0u;
+        const uint32_t kh1 = ih0 + 3 > (int32_t)H ? (uint32_t)((int32_t)H - ih0) : 3u;
+        if (kh0 >= kh1) { /* no row inside (the verifiers exclude it) */
+            for (uint32_t ow = 0; ow < OW; ow++) {
+                y[ow] = -FLT_MAX;
+                if (yi != NULL) yi[ow] = -1;
+            }
+        } else {
+            /* the input rows of kernel rows 0..2, clamped to [kh0, kh1) */
+            const uint32_t i0 = (uint32_t)(ih0 + (int32_t)kh0), il = (uint32_t)(ih0 + (int32_t)kh1) - 1u;
+            const uint32_t i1 = kh0 > 1u ? i0 : (kh1 > 1u ? (uint32_t)(ih0 + 1) : il);
+            const uint32_t i2 = kh1 > 2u ? (uint32_t)(ih0 + 2) : il;
+            const float *p0 = x + i0 * W, *p1 = x + i1 * W, *p2 = x + i2 * W;
+            for (uint32_t ow = 0; ow < OW; ow++) {
+                if (ow == owl && owl < owr) { /* the interior, unrolled */
+                    const int32_t c = (int32_t)(owl * sw) - (int32_t)a->pad_left;
+                    const float *q0 = p0 + c, *q1 = p1 + c, *q2 = p2 + c;
+                    float *yo = y + owl, *const yend = y + owr;
+                    if (yi == NULL) {
+                        do {
+                            float m = q0[0], v;
+                            v = q0[1]; m = v > m ? v : m;
+                            v = q0[2]; m = v > m ? v : m;
+                            v = q1[0]; m = v > m ? v : m;
+                            v = q1[1]; m = v > m ? v : m;
+                            v = q1[2]; m = v > m ? v : m;
+                            v = q2[0]; m = v > m ? v : m;
+                            v = q2[1]; m = v > m ? v : m;
+                            v = q2[2]; m = v > m ? v : m;
+                            *yo++ = m;
+                            q0 += sw;
+                            q1 += sw;
+                            q2 += sw;
+                        } while (yo != yend);
+                    } else {
+                        const int64_t b0 = (row0 + (int64_t)i0) * width + col0;
+                        const int64_t b1 = (row0 + (int64_t)i1) * width + col0;
+                        const int64_t b2 = (row0 + (int64_t)i2) * width + col0;
+                        int64_t *yio = yi + owl;
+                        do {
+                            float m = q0[0], v;
+                            const float *at = q0;
+                            v = q0[1]; if (v > m) { m = v; at = q0 + 1; }
+                            v = q0[2]; if (v > m) { m = v; at = q0 + 2; }
+                            v = q1[0]; if (v > m) { m = v; at = q1; }
+                            v = q1[1]; if (v > m) { m = v; at = q1 + 1; }
+                            v = q1[2]; if (v > m) { m = v; at = q1 + 2; }
+                            v = q2[0]; if (v > m) { m = v; at = q2; }
+                            v = q2[1]; if (v > m) { m = v; at = q2 + 1; }
+                            v = q2[2]; if (v > m) { m = v; at = q2 + 2; }
+                            *yo++ = m;
+                            /* rows in increasing address order (a clamped row is its neighbour) */
+                            *yio++ = at >= p2 ? b2 + (at - p2) : at >= p1 ? b1 + (at - p1) : b0 + (at - p0);
+                            q0 += sw;
+                            q1 += sw;
+                            q2 += sw;
+                        } while (yo != yend);
+                    }
+                    ow = owr - 1u;
+                    continue;
+                }
+                const int32_t iw0 = (int32_t)(ow * sw) - (int32_t)a->pad_left;
+                uint32_t kw0, kw1, bk = 0;
+                dm_window_range(iw0, 1u, W, 3u, &kw0, &kw1);
+                const float *at = NULL;
+                float best = -FLT_MAX;
+                if (kw0 < kw1) best = dm_window_max(x, W, ih0, iw0, kh0, kh1, kw0, kw1, 1u, 1u, &at, &bk);
+                y[ow] = best;
+                if (yi != NULL) {
+                    const uint32_t ih = (uint32_t)(ih0 + (int32_t)bk);
+                    yi[ow] = at == NULL ? -1
+                                        : (row0 + (int64_t)ih) * width + col0 + (int64_t)(at - (x + ih * W));
+                }
+            }
+        }
+        if (++oh == a->out_h) {
+            oh = 0;
+            if (++p < a->planes && a->indices != NULL) dm_index_frame(a, p, &row0, &width);
+        }
+    }
+}
+
 /* Per output row: its kernel row range once; per output, its column range
  * (the whole kernel in the interior), the maximum over the taps in that
  * order with the first one kept on ties (and a NaN tap only when it comes
- * first, as onnxruntime's `>` scan) and a pointer to it, turned into the
- * int64 index once per output (only when indices are wanted). */
-void dm_maxpool2d_fp32(void *args)
+ * first, as onnxruntime's `>` scan), its tap and kernel row, turned into the
+ * int64 index without a division (only when indices are wanted). 2 x 2
+ * stride 2 unpadded windows and 3 x 3 undilated ones take paths of their
+ * own (above). */
+__attribute__((noinline)) static void dm_maxpool_general(const dm_pool2d_args_t *a, uint32_t r0,
+                                                         uint32_t r1)
 {
-    const dm_pool2d_args_t *a = (const dm_pool2d_args_t *)args;
     const dm_win_t win = dm_win_fwd(a);
     const uint32_t plane = a->in_h * a->in_w, dw = a->dil_w;
     const int64_t col0 = a->frame_w == 0u ? 0 : (int64_t)a->org_w;
-    uint32_t r0, r1, owl, owr;
-    dm_chunk(a->planes * a->out_h, &r0, &r1);
-    if (a->k_h == 2u && a->k_w == 2u && a->stride_h == 2u && a->stride_w == 2u &&
-        a->dil_h == 1u && a->dil_w == 1u && a->pad_top == 0u && a->pad_left == 0u &&
-        2u * a->out_h <= a->in_h && 2u * a->out_w <= a->in_w) {
-        dm_maxpool_2x2(a, r0, r1);
-        return;
-    }
+    uint32_t owl, owr;
     dm_pool_interior(&win, a->out_w, &owl, &owr);
     for (uint32_t r = r0; r < r1; r++) {
         const uint32_t p = r / a->out_h, oh = r % a->out_h;
@@ -187,53 +324,98 @@ void dm_maxpool2d_fp32(void *args)
         if (yi != NULL) dm_index_frame(a, p, &row0, &width);
         for (uint32_t ow = 0; ow < a->out_w; ow++) {
             const int32_t iw0 = (int32_t)(ow * a->stride_w) - (int32_t)a->pad_left;
-            uint32_t kw0 = 0, kw1 = a->k_w;
+            uint32_t kw0 = 0, kw1 = a->k_w, bk = 0;
             if (ow < owl || ow >= owr) dm_window_range(iw0, dw, a->in_w, a->k_w, &kw0, &kw1);
             float best = -FLT_MAX;
             const float *at = NULL; /* the best tap */
-            if (kh0 < kh1 && kw0 < kw1) {
-                const uint32_t nkw = kw1 - kw0, row_step = a->dil_h * a->in_w;
-                const float *xr = x + (uint32_t)(ih0 + (int32_t)(kh0 * a->dil_h)) * a->in_w +
-                                  (uint32_t)(iw0 + (int32_t)(kw0 * dw));
-                at = xr;
-                best = *xr;
-                for (uint32_t kh = kh0; kh < kh1; kh++, xr += row_step) {
-                    const float *q = xr;
-                    for (uint32_t kw = 0; kw < nkw; kw++, q += dw) {
-                        const float v = *q;
-                        if (v > best) {
-                            best = v;
-                            at = q;
-                        }
-                    }
-                }
-            }
+            if (kh0 < kh1 && kw0 < kw1)
+                best = dm_window_max(x, a->in_w, ih0, iw0, kh0, kh1, kw0, kw1, a->dil_h, dw, &at, &bk);
             y[ow] = best;
             if (yi != NULL) {
-                const uint32_t off = at == NULL ? 0u : (uint32_t)(at - x);
-                const uint32_t bh = off / a->in_w, bw = off % a->in_w;
-                yi[ow] = at == NULL ? -1 : (row0 + (int64_t)bh) * width + col0 + (int64_t)bw;
+                const uint32_t ih = (uint32_t)(ih0 + (int32_t)(bk * a->dil_h));
+                yi[ow] = at == NULL ? -1
+                                    : (row0 + (int64_t)ih) * width + col0 +
+                                          (int64_t)(at - (x + ih * a->in_w));
             }
         }
     }
 }
 
+/* The entry only chooses the path (its frame stays empty: the deepest
+ * stack is the deepest path's, not their sum). */
+void dm_maxpool2d_fp32(void *args)
+{
+    const dm_pool2d_args_t *a = (const dm_pool2d_args_t *)args;
+    uint32_t r0, r1;
+    dm_chunk(a->planes * a->out_h, &r0, &r1);
+    if (a->k_h == 2u && a->k_w == 2u && a->stride_h == 2u && a->stride_w == 2u &&
+        a->dil_h == 1u && a->dil_w == 1u && a->pad_top == 0u && a->pad_left == 0u &&
+        2u * a->out_h <= a->in_h && 2u * a->out_w <= a->in_w) {
+        dm_maxpool_2x2(a, r0, r1);
+    } else if (a->k_h == 3u && a->k_w == 3u && a->dil_h == 1u && a->dil_w == 1u) {
+        dm_maxpool_3x3(a, r0, r1);
+    } else {
+        dm_maxpool_general(a, r0, r1);
+    }
+}
+
+/* Plane p's part [lo, hi) of dX (offsets in the plane): zero, then dY[p,o]
+ * added at indices[p,o] mod plane for every output o in increasing order
+ * when that offset lies in [lo, hi). The remainder comes from the plane's
+ * base (the multiple of `plane` below its first index), computed once:
+ * an index in [base, base + plane) needs no division. */
+DM_INLINE void dm_maxpool_scatter(float *dx, const float *dy, const int64_t *idx, uint32_t plane,
+                                  uint32_t oplane, uint32_t lo, uint32_t hi)
+{
+    dm_word_t *z = (dm_word_t *)dx + lo; /* +0.0f is all zero bits */
+    for (uint32_t i = lo; i < hi; i++) {
+        __asm__ volatile("" : "+r"(z)); /* a loop, not a memset call */
+        *z++ = 0u;
+    }
+    uint32_t base = 0u;
+    const uint32_t n = hi - lo;
+    for (uint32_t o = 0; o < oplane; o++) {
+        const int64_t v = idx[o];
+        if (v < 0) continue;
+        /* an index counts elements of a tensor whose size is a uint32_t:
+         * 32-bit arithmetic is exact (and needs no 64-bit division on RV32) */
+        uint32_t off = (uint32_t)v - base;
+        if (off >= plane) {
+            off = (uint32_t)v % plane;
+            base = (uint32_t)v - off;
+        }
+        if (off - lo < n) dx[off] += dy[o];
+    }
+}
+
+/* Units: planes, or, when there are fewer planes than cores, bands of a
+ * plane's rows (ceil(cores / planes) bands a plane): a unit's dX elements
+ * are written by one core, which reads all the plane's outputs in order. */
 void dm_maxpool2d_grad_fp32(void *args)
 {
     const dm_pool2d_grad_args_t *a = (const dm_pool2d_grad_args_t *)args;
     const uint32_t plane = a->in_h * a->in_w, oplane = a->out_h * a->out_w;
-    uint32_t p0, p1;
-    dm_chunk(a->planes, &p0, &p1);
-    for (uint32_t p = p0; p < p1; p++) {
-        float *dx = a->dX + p * plane;
-        const float *dy = a->dY + p * oplane;
-        const int64_t *idx = a->indices + p * oplane;
-        dm_row_fill(dx, plane, 0.0f);
-        for (uint32_t o = 0; o < oplane; o++) {
-            if (idx[o] < 0) continue;
-            /* an index counts elements of a tensor whose size is a uint32_t:
-             * 32-bit arithmetic is exact (and needs no 64-bit division on RV32) */
-            dx[(uint32_t)idx[o] % plane] += dy[o];
+    const uint32_t cores = (uint32_t)pi_cl_team_nb_cores();
+    uint32_t bands = 1u;
+    if (a->planes < cores && a->planes != 0u) {
+        bands = (cores + a->planes - 1u) / a->planes;
+        if (bands > a->in_h) bands = a->in_h;
+        if (bands == 0u) bands = 1u;
+    }
+    const uint32_t band_rows = (a->in_h + bands - 1u) / bands;
+    uint32_t u0, u1;
+    dm_chunk(a->planes * bands, &u0, &u1);
+    if (u0 >= u1) return;
+    uint32_t p = u0 / bands, b = u0 % bands;
+    for (uint32_t u = u0; u < u1; u++) {
+        uint32_t lo = b * band_rows * a->in_w, hi = lo + band_rows * a->in_w;
+        if (hi > plane || bands == 1u) hi = plane;
+        if (lo > hi) lo = hi;
+        dm_maxpool_scatter(a->dX + p * plane, a->dY + p * oplane, a->indices + p * oplane, plane,
+                           oplane, lo, hi);
+        if (++b == bands) {
+            b = 0;
+            p++;
         }
     }
 }

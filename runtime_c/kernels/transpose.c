@@ -1,39 +1,189 @@
-/* Transpose: each core writes a chunk of Y's rows; the last dim of Y walks X
- * with X's stride of the dim it comes from. */
+/* Transpose: each core writes a chunk of Y's rows (contiguous), moving the
+ * elements as 32-bit words in integer registers (dm_words.h: no float load
+ * or store, which the cores' shared FPUs make dearer).
+ *
+ * The permutation is first reduced: dims of size 1 are dropped and X dims
+ * that stay next to each other, in order, in Y are merged (so (0,2,1,3) on
+ * 1x64x1x64 is a plain copy, (0,3,1,2) on 1x2x64x32 a 128 x 32 transpose).
+ * Then, by what Y's innermost dims read:
+ * - one dim left: a contiguous copy, split evenly;
+ * - Y's last dim is X's last: rows copied whole (runs of contiguous words);
+ * - Y's second-to-last dim is X's last: 2-D transposes (a batch of them),
+ *   four Y rows at a time: each step reads four contiguous words of an X
+ *   row and writes one word to each of the four Y rows;
+ * - otherwise each Y row gathers its elements at X's stride.
+ * The rows' X offsets follow an odometer (no division per row). */
 #include "dm_transpose.h"
+#include "dm_words.h"
+
+/* y[k] = x[k], k < n. The empty asm keeps gcc from making the loop a memcpy
+ * call (a library call: a deeper stack, and picolibc's byte loops). */
+__attribute__((noinline)) static void dm_tr_copy(dm_word_t *y, const dm_word_t *x, uint32_t n)
+{
+    dm_word_t *const end4 = y + (n & ~3u), *const end = y + n;
+    while (y != end4) {
+        const uint32_t a = x[0], b = x[1], c = x[2], d = x[3];
+        __asm__ volatile("" : "+r"(y));
+        y[0] = a;
+        y[1] = b;
+        y[2] = c;
+        y[3] = d;
+        y += 4;
+        x += 4;
+    }
+    while (y != end) *y++ = *x++;
+}
+
+/* y[k] = x[k * step], k < n. */
+__attribute__((noinline)) static void dm_tr_gather(dm_word_t *y, const dm_word_t *x, uint32_t n,
+                                                   uint32_t step)
+{
+    dm_word_t *const end4 = y + (n & ~3u), *const end = y + n;
+    while (y != end4) {
+        const uint32_t a = x[0];
+        x += step;
+        const uint32_t b = x[0];
+        x += step;
+        const uint32_t c = x[0];
+        x += step;
+        const uint32_t d = x[0];
+        x += step;
+        y[0] = a;
+        y[1] = b;
+        y[2] = c;
+        y[3] = d;
+        y += 4;
+    }
+    for (; y != end; x += step) *y++ = *x;
+}
+
+/* Four Y rows of n words, Y row i at y + i * n: y_i[k] = x[k * step + i]. */
+__attribute__((noinline)) static void dm_tr_rows4(dm_word_t *y, const dm_word_t *x, uint32_t n,
+                                                  uint32_t step)
+{
+    dm_word_t *y0 = y, *y1 = y + n, *y2 = y1 + n, *y3 = y2 + n;
+    dm_word_t *const end4 = y0 + (n & ~3u), *const end = y0 + n;
+    while (y0 != end4) { /* a 4 x 4 block: four X rows of four words */
+        uint32_t a = x[0], b = x[1], c = x[2], d = x[3];
+        x += step;
+        __asm__("" : "+r"(x)); /* one pointer walks the rows (no four of them) */
+        y0[0] = a;
+        y1[0] = b;
+        y2[0] = c;
+        y3[0] = d;
+        a = x[0], b = x[1], c = x[2], d = x[3];
+        x += step;
+        __asm__("" : "+r"(x));
+        y0[1] = a;
+        y1[1] = b;
+        y2[1] = c;
+        y3[1] = d;
+        a = x[0], b = x[1], c = x[2], d = x[3];
+        x += step;
+        __asm__("" : "+r"(x));
+        y0[2] = a;
+        y1[2] = b;
+        y2[2] = c;
+        y3[2] = d;
+        a = x[0], b = x[1], c = x[2], d = x[3];
+        x += step;
+        y0[3] = a;
+        y1[3] = b;
+        y2[3] = c;
+        y3[3] = d;
+        y0 += 4;
+        y1 += 4;
+        y2 += 4;
+        y3 += 4;
+    }
+    for (; y0 != end; x += step) {
+        *y0++ = x[0];
+        *y1++ = x[1];
+        *y2++ = x[2];
+        *y3++ = x[3];
+    }
+}
 
 void dm_transpose_fp32(void *args)
 {
     const dm_transpose_args_t *a = (const dm_transpose_args_t *)args;
-    const uint32_t rank = a->rank;
-    if (rank == 0u) {
-        if (pi_core_id() == 0) a->Y[0] = a->X[0];
+    const dm_word_t *X = (const dm_word_t *)a->X;
+    dm_word_t *Y = (dm_word_t *)a->Y;
+    /* len[g], xs[g]: Y's reduced dims in Y's order, their size and X stride */
+    uint32_t len[DM_TRANSPOSE_MAX_RANK], xs[DM_TRANSPOSE_MAX_RANK], idx[DM_TRANSPOSE_MAX_RANK];
+    uint32_t ng = 0, total = 1u;
+    for (uint32_t j = 0; j < a->rank; j++) {
+        const uint32_t d = a->perm[j];
+        total *= a->shape[d];
+        if (a->shape[d] == 1u) continue;
+        /* X dim d continues the previous group when the kept X dims
+         * between them are none: d - 1, d - 2, ... down to it are size 1 */
+        if (ng != 0u) {
+            uint32_t e = d;
+            while (e > 0u && e - 1u != idx[ng - 1u] && a->shape[e - 1u] == 1u) e--;
+            if (e > 0u && e - 1u == idx[ng - 1u]) {
+                len[ng - 1u] *= a->shape[d];
+                idx[ng - 1u] = d; /* the group's last X dim */
+                continue;
+            }
+        }
+        len[ng] = a->shape[d];
+        idx[ng++] = d;
+    }
+    if (total == 0u) return;
+    /* a group's X stride: the sizes of the X dims after its last one */
+    for (uint32_t g = 0; g < ng; g++) {
+        uint32_t s = 1u;
+        for (uint32_t d = idx[g] + 1u; d < a->rank; d++) s *= a->shape[d];
+        xs[g] = s;
+    }
+    if (ng <= 1u) { /* a copy */
+        uint32_t i0, i1;
+        dm_chunk(total, &i0, &i1);
+        if (i0 < i1) dm_tr_copy(Y + i0, X + i0, i1 - i0);
         return;
     }
-    uint32_t xstride[DM_TRANSPOSE_MAX_RANK], ystride[DM_TRANSPOSE_MAX_RANK];
-    uint32_t yshape[DM_TRANSPOSE_MAX_RANK];
-    uint32_t s = 1u;
-    for (uint32_t d = rank; d-- > 0;) {
-        xstride[d] = s;
-        s *= a->shape[d];
+    const uint32_t n = len[ng - 1u], step = xs[ng - 1u];
+    /* units: Y rows, or groups of four rows of the 2-D transposes */
+    const uint32_t by4 = xs[ng - 2u] == 1u;
+    const uint32_t outer_dims = by4 ? ng - 2u : ng - 1u;
+    const uint32_t inner_rows = by4 ? len[ng - 2u] : 1u; /* Y rows per outer index */
+    const uint32_t groups = by4 ? (inner_rows + 3u) / 4u : 1u;
+    const uint32_t outer = total / (n * inner_rows);
+    uint32_t u0, u1;
+    dm_chunk(outer * groups, &u0, &u1);
+    if (u0 >= u1) return;
+    uint32_t o = u0 / groups, grp = u0 % groups;
+    /* X offset of outer index o: an odometer over the outer dims */
+    uint32_t off = 0u, rest = o;
+    for (uint32_t g = outer_dims; g-- > 0;) {
+        idx[g] = rest % len[g];
+        rest /= len[g];
+        off += idx[g] * xs[g];
     }
-    /* ystride[j]: X's stride of the dim Y's dim j comes from */
-    for (uint32_t j = 0; j < rank; j++) {
-        yshape[j] = a->shape[a->perm[j]];
-        ystride[j] = xstride[a->perm[j]];
-    }
-    const uint32_t len = yshape[rank - 1u], step = ystride[rank - 1u];
-    const uint32_t rows = len ? s / len : 0u;
-    uint32_t r0, r1;
-    dm_chunk(rows, &r0, &r1);
-    for (uint32_t r = r0; r < r1; r++) {
-        uint32_t off = 0u, rest = r;
-        for (uint32_t j = rank - 1u; j-- > 0;) {
-            off += (rest % yshape[j]) * ystride[j];
-            rest /= yshape[j];
+    for (uint32_t u = u0; u < u1; u++) {
+        if (by4) {
+            const uint32_t row = grp * 4u, left = inner_rows - row;
+            dm_word_t *y = Y + (o * inner_rows + row) * n;
+            const dm_word_t *x = X + off + row;
+            if (left >= 4u) {
+                dm_tr_rows4(y, x, n, step);
+            } else {
+                for (uint32_t i = 0; i < left; i++) dm_tr_gather(y + i * n, x + i, n, step);
+            }
+            if (++grp < groups) continue;
+            grp = 0;
+        } else if (step == 1u) {
+            dm_tr_copy(Y + u * n, X + off, n);
+        } else {
+            dm_tr_gather(Y + u * n, X + off, n, step);
         }
-        const float *x = a->X + off;
-        float *y = a->Y + r * len;
-        for (uint32_t k = 0; k < len; k++) y[k] = x[k * step];
+        o++;
+        for (uint32_t g = outer_dims; g-- > 0;) { /* the next outer index */
+            off += xs[g];
+            if (++idx[g] < len[g]) break;
+            off -= idx[g] * xs[g];
+            idx[g] = 0u;
+        }
     }
 }
