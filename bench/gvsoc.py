@@ -744,7 +744,7 @@ def main(argv: list[str] | None = None) -> int:
                 # MODEL:ARENA names one point
                 name, _, at = m.partition(":")
                 arenas = [int(at)] if at.isdigit() else args.arenas or ROOFLINE_ARENAS.get(name)
-                if not arenas or name not in models():
+                if not arenas or name not in models() or (at and not at.isdigit()):
                     ap.error(f"--roofline: '{m}': an example model with known arenas, or --arenas")
                 pts += [(name, a) for a in arenas]
             print("### Double vs single buffering (GVSoC siracusa)\n", flush=True)
