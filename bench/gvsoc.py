@@ -6,6 +6,8 @@ tables for the README.
     python bench/gvsoc.py --models mlp_small ds_cnn --configs untiled single-64000
     python bench/gvsoc.py --all               # every example model and configuration
     python bench/gvsoc.py --only kernels --baseline DIR   # DIR/runtime_c's kernels beside these
+    python bench/gvsoc.py --only steps --roofline   # single / double / single@double per
+                                                    # example and arena, with the roofline
 
 (a) **kernels**: the runtime's fp32 kernels (runtime_c/kernels) at 1 and 8
 cores on shapes of the published models' layers, scaled down where a
@@ -30,6 +32,13 @@ the same pipeline and the siracusa board, the numbers `report --board
 siracusa` prints) and measured / predicted. Configurations: untiled (whole
 tensors in L1), tiled single or double buffered at an L1 arena budget (the
 cluster stacks come on top of it).
+
+(d) **--roofline**: single-N, double-N and single@double-N (`--kinds`: also
+forced-N, every op double-buffered, and single@forced-N) of every example
+at the L1 arenas where it tiles, each step beside its roofline R = max(K +
+I, D) (K, I from a profiled run of the same program, D from the calibrated
+cycle model; `roofline`) and double against the same tiles and the same
+budget: the README's "Double vs single buffering" table.
 """
 
 from __future__ import annotations
