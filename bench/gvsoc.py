@@ -6,6 +6,8 @@ tables for the README.
     python bench/gvsoc.py --models mlp_small ds_cnn --configs untiled single-64000
     python bench/gvsoc.py --all               # every example model and configuration
     python bench/gvsoc.py --only kernels --baseline DIR   # DIR/runtime_c's kernels beside these
+    python bench/gvsoc.py --only steps --roofline   # single / double / single@double per
+                                                    # example and arena, with the roofline
 
 (a) **kernels**: the runtime's fp32 kernels (runtime_c/kernels) at 1 and 8
 cores on shapes of the published models' layers, scaled down where a
@@ -30,18 +32,27 @@ the same pipeline and the siracusa board, the numbers `report --board
 siracusa` prints) and measured / predicted. Configurations: untiled (whole
 tensors in L1), tiled single or double buffered at an L1 arena budget (the
 cluster stacks come on top of it).
+
+(d) **--roofline**: single-N, double-N and single@double-N (`--kinds`: also
+forced-N, every op double-buffered, and single@forced-N) of every example
+at the L1 arenas where it tiles, each step beside its roofline R = max(K +
+I, D) (K, I from a profiled run of the same program, D from the calibrated
+cycle model; `roofline`) and double against the same tiles and the same
+budget: the README's "Double vs single buffering" table.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
 import re
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -200,6 +211,28 @@ CONFIGS: dict[str, tuple[str, str, int | None]] = {
     "single@double-128000": ("tiled", "single@double", 128000),
     "single@double-4096": ("tiled", "single@double", 4096),
 }
+_DYNAMIC = re.compile(r"^(single|double|single@double|forced|single@forced)-(\d+)$")
+
+
+def config_spec(config: str) -> tuple[str, str, int | None]:
+    """(tiling, buffering, arena) of a configuration: one of CONFIGS, or
+    `single-N`, `double-N`, `single@double-N`, `forced-N`, `single@forced-N`
+    at any L1 arena of N bytes."""
+    if config in CONFIGS:
+        return CONFIGS[config]
+    if m := _DYNAMIC.match(config):
+        return ("tiled", m.group(1), int(m.group(2)))
+    raise ValueError(f"unknown configuration '{config}'")
+
+
+def _config_arg(config: str) -> str:
+    try:
+        config_spec(config)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return config
+
+
 DEFAULT_MODELS = ["mlp_small", "mlp_wide", "ds_cnn"]
 DEFAULT_CONFIGS = ["untiled", "single-4096", "double-4096"]
 #: the published-size models a step of which fits a few minutes of GVSoC
@@ -236,7 +269,7 @@ def _stacks(model: str) -> int:
 def _l1_opts(model: str, config: str) -> tuple[int | None, int | None]:
     """(the run's --l1, the arena's budget) of a configuration, None: the
     default. --l1 is the arena's budget plus the program's own stacks."""
-    tiling, _, arena = CONFIGS[config]
+    tiling, _, arena = config_spec(config)
     if arena is not None:
         return _stacks(model) + arena, arena
     if tiling == "untiled" and model.startswith("published/"):
@@ -244,9 +277,17 @@ def _l1_opts(model: str, config: str) -> tuple[int | None, int | None]:
     return None, None
 
 
-def _same_tiles_pipeline(d: Path, run_l1: int | None, l2: int | None) -> str:
-    """Double buffering's pass pipeline without dma-multibuffer: single
-    buffering at the double-buffered tiles."""
+#: configurations run through a pass pipeline derived from double buffering's
+DERIVED = ("single@double", "forced", "single@forced")
+
+
+def _same_tiles_pipeline(
+    d: Path, run_l1: int | None, l2: int | None, kind: str = "single@double"
+) -> str:
+    """A pass pipeline derived from double buffering's: `single@double`
+    without dma-multibuffer (single buffering at the double-buffered tiles);
+    `forced` with tile-select{fallback=false} (every op double-buffered, no
+    single-buffered tiles kept); `single@forced` both."""
     opts = ["--tiling", "tiled", "--buffering", "double"]
     opts += ["--l1", str(run_l1)] if run_l1 is not None else []
     opts += ["--l2", str(l2)] if l2 is not None else []
@@ -260,10 +301,16 @@ def _same_tiles_pipeline(d: Path, run_l1: int | None, l2: int | None) -> str:
         cwd=ROOT,
         check=True,
     )
+    from dataclasses import replace
+
     from deeploy_mlir.pipeline import parse_pipeline, print_pipeline
 
-    passes = parse_pipeline(r.stdout.strip())
-    return print_pipeline([q for q in passes if q.name != "dma-multibuffer"])
+    passes = list(parse_pipeline(r.stdout.strip()))
+    if kind.startswith("single@"):
+        passes = [q for q in passes if q.name != "dma-multibuffer"]
+    if kind.endswith("forced"):
+        passes = [replace(q, fallback=False) if q.name == "tile-select" else q for q in passes]
+    return print_pipeline(passes)
 
 
 @dataclass
@@ -287,7 +334,7 @@ def predict(model: str, config: str, l2: int | None = None) -> Prediction:
     from deeploy_mlir.targets.boards import load_board
     from deeploy_mlir.targets.target import get_target
 
-    tiling, buffering, _ = CONFIGS[config]
+    tiling, buffering, _ = config_spec(config)
     mem = get_target("pulp-open").default_budgets()
     run_l1, _ = _l1_opts(model, config)
     m = import_model(str(EXAMPLES / model), None).module.clone()
@@ -295,14 +342,14 @@ def predict(model: str, config: str, l2: int | None = None) -> Prediction:
         tiling=tiling,  # type: ignore[arg-type]
         l1=(run_l1 or mem["l1"]) - _stacks(model),
         l1_stacks=_stacks(model),
-        buffering="double" if buffering == "single@double" else buffering,  # type: ignore[arg-type]
+        buffering="double" if buffering in DERIVED else buffering,  # type: ignore[arg-type]
         l2=l2 or mem["l2"],
         l3=mem["l3"],
     )
-    if buffering == "single@double":
+    if buffering in DERIVED:
         from deeploy_mlir.pipeline import parse_pipeline
 
-        passes = parse_pipeline(_same_tiles_pipeline(EXAMPLES / model, run_l1, l2))
+        passes = parse_pipeline(_same_tiles_pipeline(EXAMPLES / model, run_l1, l2, buffering))
     else:
         passes = pipeline(cfg)
     run_pipeline(m, passes, verify_each=False)
@@ -333,6 +380,8 @@ class Measured:
     profile: dict | None = None
     #: mini-batches trained (the profile's counters add up over all of them)
     minibatches: int = 2
+    #: SHA-256 of the emitted program (_program_digest)
+    program: str = ""
 
 
 def _run_once(d: Path, config: str, model: str, l2: int | None, profile: bool) -> Measured | str:
@@ -344,10 +393,10 @@ def _run_once(d: Path, config: str, model: str, l2: int | None, profile: bool) -
     ref = d / "reference.json"
     ref = ref if ref.is_file() else d / "expected.json"
     lr = json.loads(ref.read_text())["lr"] if ref.is_file() else 0.01
-    tiling, buffering, _ = CONFIGS[config]
+    tiling, buffering, _ = config_spec(config)
     run_l1, _ = _l1_opts(model, config)
-    if buffering == "single@double":
-        opts = ["--pass-pipeline", _same_tiles_pipeline(d, run_l1, l2)]
+    if buffering in DERIVED:
+        opts = ["--pass-pipeline", _same_tiles_pipeline(d, run_l1, l2, buffering)]
         opts += ["--l1", str(run_l1)] if run_l1 is not None else []
     else:
         opts = ["--tiling", tiling, "--buffering", buffering]
@@ -372,6 +421,9 @@ def _run_once(d: Path, config: str, model: str, l2: int | None, profile: bool) -
         if r.returncode != 0:
             lines = (r.stderr or r.stdout).strip().splitlines()
             return lines[-1][:200] if lines else f"exit {r.returncode}"
+        digest = _program_digest(proj)
+        if digest in _MEASURED:
+            return _MEASURED[digest]
         try:
             setup = gvsoc.find_setup()
             elf = gvsoc.build(proj, BOARD, setup, defines=(QUIET,))
@@ -385,7 +437,26 @@ def _run_once(d: Path, config: str, model: str, l2: int | None, profile: bool) -
             prof = parse_profile(text, [Site(**s) for s in sites])
     batch = int(np.load(d / "data.npz")["input"].shape[1])
     tc, oc = bench["train"], bench["optimizer"]
-    return Measured(sum(tc) / len(tc), sum(oc) / max(1, len(oc)), batch, l2, prof, len(tc))
+    got = Measured(sum(tc) / len(tc), sum(oc) / max(1, len(oc)), batch, l2, prof, len(tc), digest)
+    _MEASURED[digest] = got
+    return got
+
+
+#: program digest -> its measurement: two configurations that emit the same
+#: C (e.g. double buffering that keeps single's tiles for every op) are
+#: simulated once
+_MEASURED: dict[str, Measured] = {}
+
+
+def _program_digest(proj: Path) -> str:
+    """SHA-256 of an emitted project's own files (the runtime copied beside
+    them is the same for every configuration)."""
+    h = hashlib.sha256()
+    for f in sorted(proj.rglob("*")):
+        rel = f.relative_to(proj)
+        if f.is_file() and rel.parts[0] != "runtime":
+            h.update(str(rel).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 #: L2 budgets (bytes) measured to leave room for the program's code and data
@@ -503,11 +574,148 @@ def profile_table(model: str, config: str, m: Measured, p: Prediction | None) ->
     return "\n".join(rows)
 
 
+#: example model -> the L1 arenas (bytes) of the buffering table: below
+#: the arena its untiled program needs (`minimal-l1 --json`'s "untiled" less
+#: the cluster stacks), above the smallest tiled one
+ROOFLINE_ARENAS: dict[str, list[int]] = {
+    "mlp_small": [512, 1024],
+    "mlp_wide": [4096, 8192],
+    "simple_mlp": [1024, 2048],
+    "autoencoder": [1024, 2048],
+    "ds_cnn": [2048, 4096],
+    "resnet8": [2048, 4096],
+    "mobilenet_v1": [2048, 4096],
+    "cct": [4096, 16384],
+    "cct_lora": [4096, 8192],
+}
+#: the buffering table's configurations at an arena N
+ROOFLINE_CONFIGS = ("single", "double", "single@double")
+
+
+@dataclass
+class Roof:
+    """The roofline of one training step: R = max(K + I, D)."""
+
+    kernel: float  #: K, kernel-call cycles (profile, per training step)
+    issue: float  #: I, cluster-DMA copy-issue cycles (profile)
+    wait: float  #: cluster-DMA wait cycles (profile; not part of R)
+    dma: int  #: D, the busiest DMA engine's cycles (calibrated model)
+    #: the factor K and I take for the unprofiled step: min(1, T / (K + I +
+    #: wait)), T the unprofiled step (the probes' windows cannot add up to
+    #: more than the unprofiled step holds)
+    scale: float = 1.0
+
+    @property
+    def profiled_bound(self) -> float:
+        """R of the profiled run: K and I as its probes measure them."""
+        return max(self.kernel + self.issue, self.dma)
+
+    @property
+    def bound(self) -> float:
+        """R of the unprofiled step: K and I scaled by `scale`."""
+        return max(self.scale * (self.kernel + self.issue), self.dma)
+
+
+def roofline(m: Measured, p: Prediction, unprofiled: float | None = None) -> Roof:
+    """R of a profiled run `m` of a program and the cycle model's `p` of it.
+    K and I are the probes' windows, each less the empty probe pair's cycles
+    (the overhead the harness measures). The windows hold the same code as
+    the unprofiled program, but the probes' bookkeeping (L2 counters read
+    and written between the windows, a posted store of the start time inside
+    them, a larger program for the instruction cache) lengthens a profiled
+    step by 80-160 cycles per probe pair, and some of it lands inside the
+    windows: where K + I + the waits exceed the `unprofiled` step, K and I
+    are scaled down by that ratio (`Roof.scale`)."""
+    assert m.profile is not None
+    over = m.profile["overhead"]
+    acc = {"kernel": 0.0, "dma-issue": 0.0, "dma-wait": 0.0}
+    for s in m.profile["sites"]:
+        if s["function"] == "training_step" and s["kind"] in acc:
+            acc[s["kind"]] += (s["cycles"] - over * s["calls"]) / m.minibatches
+    busy = max(p.dma_busy.values()) if p.dma_busy else 0
+    probed = acc["kernel"] + acc["dma-issue"] + acc["dma-wait"]
+    scale = min(1.0, unprofiled / probed) if unprofiled and probed else 1.0
+    return Roof(acc["kernel"], acc["dma-issue"], acc["dma-wait"], busy, scale)
+
+
+def _pairs(m: Measured) -> float:
+    """Probe pairs visited in one training step of a profiled run."""
+    assert m.profile is not None
+    sites = [s for s in m.profile["sites"] if s["function"] == "training_step"]
+    return sum(s["calls"] for s in sites) / m.minibatches
+
+
+def roofline_table(points: list[tuple[str, int]], kinds: Sequence[str] = ROOFLINE_CONFIGS) -> str:
+    """Single, double and single@double buffering at each (model, arena):
+    the measured training step (unprofiled), its roofline R from a profiled
+    run of the same program, step / R, and double against single@double (the
+    same tiles) and single (the same budget)."""
+    rows = [
+        "| model | arena | config | train cycles/step | same program as | K kernels | I issue "
+        "| DMA wait | D busiest engine | scale | R | step / R | profiled step | profiled "
+        "step / profiled R | vs the same tiles single-buffered | vs single |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for model, arena in points:
+        got: dict[str, tuple[Measured, Measured, Roof] | str] = {}
+        for kind in kinds:
+            config = f"{kind}-{arena}"
+            t0 = time.time()
+            m = run_step(model, config)
+            mp = run_step(model, config, profile=True) if not isinstance(m, str) else m
+            if isinstance(m, str) or isinstance(mp, str):
+                got[kind] = m if isinstance(m, str) else str(mp)
+            else:
+                got[kind] = (m, mp, roofline(mp, predict(model, config, m.l2), m.train))
+                r = got[kind][2]  # type: ignore[index]
+                rec = {"model": model, "arena": arena, "config": kind, "train": m.train}
+                rec |= {"profiled": mp.train, "program": m.program, "pairs": _pairs(mp)}
+                rec |= {"kernel": r.kernel, "issue": r.issue, "wait": r.wait, "dma": r.dma}
+                rec |= {"scale": r.scale}
+                print("ROOF " + json.dumps(rec), file=sys.stderr, flush=True)
+            print(f"  {model} {config}: {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+        ok = {k: g for k, g in got.items() if not isinstance(g, str)}
+        for kind in kinds:
+            g = got[kind]
+            if isinstance(g, str):
+                rows.append(f"| {model} | {arena} | {kind} | does not run: {g} |" + " |" * 12)
+                continue
+            m, mp, r = g
+            same = [
+                k for k in kinds[: kinds.index(kind)] if k in ok and ok[k][0].program == m.program
+            ]
+            cmp = ["", ""]
+            if kind in ("double", "forced"):
+                for i, other in enumerate((f"single@{kind}", "single")):
+                    if other in ok:
+                        base = ok[other][0].train
+                        verdict = "ok" if m.train <= base else "SLOWER"
+                        cmp[i] = f"{m.train / base:.3f} ({verdict})"
+            rows.append(
+                f"| {model} | {arena} | {kind} | {m.train:.0f} | {same[0] if same else ''} | "
+                f"{r.kernel:.0f} | {r.issue:.0f} | {r.wait:.0f} | {r.dma} | {r.scale:.3f} | "
+                f"{r.bound:.0f} | {m.train / r.bound:.2f} | {mp.train:.0f} | "
+                f"{mp.train / r.profiled_bound:.2f} | {cmp[0]} | {cmp[1]} |"
+            )
+        print("\n".join(rows[-len(kinds) :]), file=sys.stderr, flush=True)
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", choices=("kernels", "ceiling", "steps"), action="append")
-    ap.add_argument("--models", nargs="+", help=f"example models (default {DEFAULT_MODELS})")
-    ap.add_argument("--configs", nargs="+", choices=list(CONFIGS), help="step configurations")
+    ap.add_argument(
+        "--models",
+        nargs="+",
+        help=f"example models (default {DEFAULT_MODELS}); --roofline: also MODEL:ARENA",
+    )
+    ap.add_argument(
+        "--configs",
+        nargs="+",
+        type=_config_arg,
+        help=f"step configurations: {', '.join(CONFIGS)}, or single-N, double-N, single@double-N "
+        "at an L1 arena of N bytes",
+    )
     ap.add_argument("--all", action="store_true", help="every example model and configuration")
     ap.add_argument(
         "--published",
@@ -520,6 +728,23 @@ def main(argv: list[str] | None = None) -> int:
         "--profile",
         action="store_true",
         help="steps: also a per-op table of each run (run --profile's cycle probes)",
+    )
+    ap.add_argument(
+        "--roofline",
+        action="store_true",
+        help="steps: single-N, double-N and single@double-N of every example model (or "
+        "--models) at the L1 arenas where it tiles (or --arenas), with each step's "
+        "roofline R = max(K + I, D) and step / R",
+    )
+    ap.add_argument("--arenas", nargs="+", type=int, help="--roofline: these L1 arenas")
+    ap.add_argument(
+        "--kinds",
+        nargs="+",
+        choices=(*ROOFLINE_CONFIGS, "forced", "single@forced"),
+        default=list(ROOFLINE_CONFIGS),
+        help="--roofline: the configurations at each arena (default %(default)s; forced: "
+        "every op double-buffered, tile-select{fallback=false}; single@forced: its tiles "
+        "single-buffered)",
     )
     ap.add_argument(
         "--baseline",
@@ -553,8 +778,20 @@ def main(argv: list[str] | None = None) -> int:
             ms = models() if args.all else (args.models or DEFAULT_MODELS)
             cs = list(CONFIGS) if args.all else (args.configs or DEFAULT_CONFIGS)
         for m in ms:
-            if m not in models():
+            if m.partition(":")[0] not in models():
                 ap.error(f"unknown model '{m}' (available: {', '.join(models())})")
+        if args.roofline:
+            pts: list[tuple[str, int]] = []
+            for m in args.models or list(ROOFLINE_ARENAS):
+                # MODEL:ARENA names one point
+                name, _, at = m.partition(":")
+                arenas = [int(at)] if at.isdigit() else args.arenas or ROOFLINE_ARENAS.get(name)
+                if not arenas or name not in models() or (at and not at.isdigit()):
+                    ap.error(f"--roofline: '{m}': an example model with known arenas, or --arenas")
+                pts += [(name, a) for a in arenas]
+            print("### Double vs single buffering (GVSoC siracusa)\n", flush=True)
+            print(roofline_table(pts, tuple(args.kinds)) + "\n")
+            return 0
         print(f"### Training steps (GVSoC siracusa, clock {clock / 1e6:g} MHz)\n", flush=True)
         table, runs = steps_table([(m, c) for m in ms for c in cs], clock, args.profile)
         print(table + "\n")

@@ -1,4 +1,4 @@
-"""tile-select{l1=BYTES l2=BYTES buffers=N solver=front|z3|untiled}: choose every op's tiles.
+"""tile-select{l1=BYTES l2=BYTES buffers=N fallback=BOOL solver=front|z3|untiled}: choose tiles.
 
 For each buffer-form compute op, generically from its iteration space
 (`IterationSpaceInterface`): one tile size per loop dim such that the tiles
@@ -38,6 +38,9 @@ anyway), the op keeps them: `tile_buffers = 1` on its `tiling.tiled`, whose
 tile loops tiling-materialize marks `#tiling.loop<tile, buffers = 1>` and
 dma-multibuffer leaves single-buffered. So double buffering is never
 modelled slower than single buffering at the same budget, op by op.
+`fallback=false` turns that comparison off (every op keeps `buffers`), to
+measure what the overlap alone gives (bench/gvsoc.py --roofline's
+`forced-N`).
 
 `solver=front` (the default) takes, per op, the combination of the
 (footprint, cycles) front that fits with the fewest cycles, then tiles
@@ -117,6 +120,10 @@ class TileSelect(ModulePass):
     #: board file's path): the cycle model's transfer cost on the engine
     #: between L2 and L1 (L1 tiles) and between L3 and L2 (stage tiles)
     board: str = "siracusa"
+    #: with `buffers` > 1: keep an op's single-buffered tiles when the cycle
+    #: model finds them faster (false: every op keeps `buffers`, for
+    #: measuring what the overlap gives, bench/gvsoc.py's `forced-N`)
+    fallback: bool = True
     #: with solver=z3, Z3's deterministic resource limit per solve (0 = none): a search that
     #: reaches it keeps the best tiles found, and the op is listed in
     #: `tiling.stopped_early`
@@ -188,7 +195,7 @@ class TileSelect(ModulePass):
         # with several buffers per tile: the single-buffered choice beside it
         single = (
             replace(sel, buffers=1, cache={})
-            if self.buffers > 1 and self.solver != "untiled"
+            if self.buffers > 1 and self.solver != "untiled" and self.fallback
             else None
         )
         stopped: list[Attribute] = []

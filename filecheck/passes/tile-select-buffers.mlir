@@ -1,6 +1,7 @@
 // RUN: deeploy-opt %s -p "tile-select{l1=8192 buffers=2}" | filecheck %s --check-prefix=SELECT
 // RUN: deeploy-opt %s -p "tile-select{l1=8192 buffers=2},tiling-materialize,dma-multibuffer" | filecheck %s --check-prefix=LOOPS
 // RUN: deeploy-opt %s -p "tile-select{l1=8192}" | filecheck %s --check-prefix=ONE
+// RUN: deeploy-opt %s -p "tile-select{l1=8192 buffers=2 fallback=false}" | filecheck %s --check-prefix=FORCED
 
 // With two buffers per tile, tile-select also chooses each op's tiles for one
 // buffer and keeps them (`tile_buffers = 1`) when the cycle model finds them
@@ -15,6 +16,10 @@
 // as 4, so the single-buffered [32, 64] is faster and kept.
 // SELECT-LABEL: func.func @inplace
 // SELECT: tiling.tiled tiles [32, 64] attributes {tile_buffers = 1 : i64} {
+// fallback=false: no comparison, the two buffers' [16, 64] (r <= 16 above).
+// FORCED-LABEL: func.func @inplace
+// FORCED: tiling.tiled tiles [16, 64] attributes {buffers = 2 : i64} {
+// FORCED-NOT: tile_buffers
 // Its tile loop (2 tiles) is marked, and dma-multibuffer leaves it
 // single-buffered with a remark.
 // LOOPS-LABEL: func.func @inplace
