@@ -459,11 +459,11 @@ def _program_digest(proj: Path) -> str:
     return h.hexdigest()
 
 
-#: L2 budgets (bytes) measured to leave room for the program's code and data
-#: on GVSoC siracusa (its 2 MiB L2 holds the code, the initial parameters and
-#: the input data beside the arena): the published CCT's 940 KB step function
-#: takes tens of minutes to compile, too long to find the budget by retrying
-L2_BUDGET: dict[str, int] = {"published/cct": 460000}
+#: L2 budgets (bytes) to start from instead of the target's default (none
+#: now: the budget is found from the built program, run_step)
+L2_BUDGET: dict[str, int] = {}
+#: compiles run_step may take to find the L2 budget the program leaves
+L2_ATTEMPTS = 4
 
 _L2_LEFT = re.compile(r"does not fit GVSoC \S+ L2: its L2 arena needs \d+ bytes and (\d+) are left")
 
@@ -471,13 +471,18 @@ _L2_LEFT = re.compile(r"does not fit GVSoC \S+ L2: its L2 arena needs \d+ bytes 
 def run_step(model: str, config: str, profile: bool = False) -> Measured | str:
     """Build `model` for GVSoC siracusa (the harness without its final
     parameters) and run 1 optimizer step of 2 mini-batches: cycles, or the
-    one-line reason it did not run. When the program's code and data leave
-    less L2 than the target's default budget, it is compiled again with the
-    L2 budget that is left (the memory plan then keeps more in L3)."""
+    one-line reason it did not run. The L2 budget comes from the built
+    program: when its code and data (targets/gvsoc.py measures the heap the
+    ELF leaves) leave less L2 than the budget it was compiled for, it is
+    compiled again with the L2 that is left, less 4 KiB for a change of code
+    size (the memory plan then keeps more in L3), up to L2_ATTEMPTS times."""
     d = EXAMPLES / model
     m = _run_once(d, config, model, L2_BUDGET.get(model), profile)
-    if isinstance(m, str) and (left := _L2_LEFT.search(m)):
+    for _ in range(L2_ATTEMPTS - 1):
+        if not (isinstance(m, str) and (left := _L2_LEFT.search(m))):
+            break
         budget = int(left.group(1)) // 1024 * 1024 - 4096
+        print(f"  {model} {config}: again with --l2 {budget}", file=sys.stderr, flush=True)
         m = _run_once(d, config, model, budget, profile)
     return m
 

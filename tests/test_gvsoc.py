@@ -132,6 +132,42 @@ def _train_l3(name: str, opts: list[str], tmp: Path) -> None:
     man = json.loads((keep / "manifest.json").read_text())
     assert man["memory"]["L3"]["arena_bytes"] > 0, "the case must put buffers in L3"
     _check_like_reference(d, json.loads(out.read_text()))
+    _check_l3_initial_values(keep, man)
+
+
+def _section(elf: Path, name: str) -> tuple[int, int] | None:
+    """(address, size) of an ELF section, None if it has none."""
+    r = subprocess.run(
+        ["riscv64-unknown-elf-size", "-A", str(elf)], capture_output=True, text=True, check=True
+    )
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] == name:
+            return int(f[2]), int(f[1])
+    return None
+
+
+def _check_l3_initial_values(keep: Path, man: dict) -> None:
+    """The initial values of the parameters whose home is L3 are in the ELF's
+    .dm_l3_init (the manifest's L3 weights, byte for byte) inside the L2 heap,
+    where the L2 arena is allocated: the program's L2 footprint (what the heap
+    starts after) does not hold them, and the numbers above show that the
+    harness reads them before the arena is written."""
+    from deeploy_mlir.targets import gvsoc
+
+    elf = keep / "build" / "gvsoc" / "network.elf"
+    l3_weights = sum(
+        b["bytes"] for b in man["buffers"] if b["kind"] == "weight" and b["level"] == "L3"
+    )
+    sec = _section(elf, ".dm_l3_init")
+    if l3_weights == 0:
+        assert sec is None or sec[1] == 0
+        return
+    assert sec is not None and sec[1] == l3_weights
+    heap = gvsoc._symbols(elf)["__dm_l2_heap_start"]
+    assert heap <= sec[0] < heap + 8  # the arena's place: the heap's first bytes
+    rodata = _section(elf, ".rodata")
+    assert rodata is not None and rodata[0] + rodata[1] <= heap
 
 
 @pytest.mark.parametrize(

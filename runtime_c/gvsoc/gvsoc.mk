@@ -51,8 +51,12 @@ PR_SRCS := kernel/fll-v1.c kernel/freq-domains.c kernel/chips/pulp/soc.c kernel/
 # flags (-ffp-contract=off as every build of the emitted code, the host's and
 # the SDK's: no multiply-add contracted, so GVSoC gives the host's bits; a
 # later flag in APP_DEFS overrides it)
+# DM_L3_INIT_SECTION: the initial values of tensors whose home is L3 go to
+# .dm_l3_init (the emitted data.h), which the link script below places in L2
+# at the start of the L2 heap (loaded with the program, then overwritten by
+# the arena once the harness has written them to L3)
 APP_FLAGS := -O2 -std=gnu11 -ffp-contract=off -Wall -Wextra -Werror -fdata-sections -ffunction-sections \
-	-I$(GVSOC_RT) $(APP_INCS) -DNUM_CORES=$(NUM_CORES) $(APP_DEFS)
+	-I$(GVSOC_RT) $(APP_INCS) -DNUM_CORES=$(NUM_CORES) -DDM_L3_INIT_SECTION $(APP_DEFS)
 
 PR_OBJS := $(addprefix $(OBJDIR)/pr/,$(addsuffix .o,$(basename $(PR_SRCS))))
 APP_OBJS := $(addprefix $(OBJDIR)/app/,$(addsuffix .o,$(basename $(APP_SRCS)))) \
@@ -83,13 +87,18 @@ $(OBJDIR)/app/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(RV32_CC) $(ARCH) $(APP_FLAGS) -c $< -o $@
 
-# pulp-runtime's link script with the memory lengths of the GVSoC target
+# pulp-runtime's link script with the memory lengths of the GVSoC target, and
+# .dm_l3_init (the L3 homes' initial values) after .l2_data, inside the L2
+# heap (__dm_l2_heap_start is the end of .l2_data): L2 they use only until
+# the harness has written them to L3
 $(OBJDIR)/link.ld: $(PR)/kernel/chips/pulp/link.ld
 	@mkdir -p $(dir $@)
 	sed -e 's/\(L2 *: *ORIGIN = 0x1c000004, LENGTH = \)0x0007fffc/\1$(GVSOC_L2_END) - 0x1c000004/' \
 	    -e 's/\(L1 *: *ORIGIN = 0x10000004, LENGTH = \)0x0000fffc/\1$(GVSOC_L1_SIZE) - 4/' \
+	    -e 's/^\( *\)\.l1cluster_g : {/\1.dm_l3_init ALIGN(8) : { *(.dm_l3_init) *(.dm_l3_init.*) } > L2\n\n&/' \
 	    -e 's/^\( *\)__l2_shared_end = .*/&\n\1__dm_l2_heap_start = ADDR(.l2_data) + SIZEOF(.l2_data);/' $< > $@
 	grep -q '$(GVSOC_L2_END)' $@ && grep -q '$(GVSOC_L1_SIZE)' $@ && grep -q __dm_l2_heap_start $@ \
+		&& grep -q '^ *\.dm_l3_init ALIGN' $@ \
 		|| { echo "error: $<: unexpected memory layout" >&2; exit 1; }
 
 $(OUT): $(PR_OBJS) $(APP_OBJS) $(OBJDIR)/link.ld

@@ -247,6 +247,9 @@ class Project:
             "inputs": data_arrays,
             "params": params,
             "running_stats": running_stats,
+            # initial values whose home is L3 (data.h's DM_L3_INIT)
+            "l3_inits": any(p["buf"].level == "L3" for p in params + running_stats)
+            or any(st["buf"].level == "L3" and st["text"] is not None for st in states),
             "grads": self.arg_buffers("grad_accum"),
             "resets": self.arg_buffers("reset_flag"),
             "lrs": self.arg_buffers("lr"),
