@@ -6,6 +6,7 @@ tables for the README.
     python bench/gvsoc.py --models mlp_small ds_cnn --configs untiled single-64000
     python bench/gvsoc.py --all               # every example model and configuration
     python bench/gvsoc.py --only kernels --baseline DIR   # DIR/runtime_c's kernels beside these
+    python bench/gvsoc.py --only step-kernels [--baseline DIR]  # the CCT step's calls, (e)
 
 (a) **kernels**: the runtime's fp32 kernels (runtime_c/kernels) at 1 and 8
 cores on shapes of the published models' layers, scaled down where a
@@ -30,6 +31,12 @@ the same pipeline and the siracusa board, the numbers `report --board
 siracusa` prints) and measured / predicted. Configurations: untiled (whole
 tensors in L1), tiled single or double buffered at an L1 arena budget (the
 cluster stacks come on top of it).
+
+(e) **step-kernels**: the gemm, batch_matmul, conv2d and conv2d_grad calls
+of one training step (`--step MODEL CONFIG`, default the published CCT at
+double-128000 with its L2_BUDGET; bench/step_kernels.py reads them from the
+emitted C, no C build), each distinct call measured alone (8 cores) and
+weighted by its count in the step, per family and in all.
 """
 
 from __future__ import annotations
