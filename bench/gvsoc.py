@@ -142,13 +142,20 @@ def kernels_table(ceiling: dict[int, float]) -> str:
     return "\n".join(rows)
 
 
-def step_kernel_cases(model: str, config: str) -> list[tuple[P.KernelCase, int]]:
+def step_kernel_cases(
+    model: str, config: str, project: Path | None = None
+) -> list[tuple[P.KernelCase, int]]:
     """The distinct calls of gemm, batch_matmul, conv2d and conv2d_grad (dX,
     dW) in one training step of `model` at `config` (lowered as the steps
     table's run lowers it, L2_BUDGET included; the C is not compiled), each
-    with the times the step makes it (bench/step_kernels.py)."""
+    with the times the step makes it (bench/step_kernels.py); with
+    `project`, those of that lowered project instead."""
     import step_kernels as S
 
+    if project is not None:
+        calls = S.step_calls_of(project)
+        out = [(S.probe_case(c), n) for c, n in calls.items() if c.fn in S.FAMILIES]
+        return sorted(out, key=lambda cn: (cn[0].group, -cn[0].macs * cn[1], cn[0].shape))
     run_l1, _ = _l1_opts(model, config)
     tiling, buffering, _ = CONFIGS[config]
     opts = ["--tiling", tiling, "--buffering", buffering]
@@ -171,14 +178,18 @@ def step_kernel_cases(model: str, config: str) -> list[tuple[P.KernelCase, int]]
 
 
 def step_kernels_table(
-    model: str, config: str, ceiling: dict[int, float], base: Path | None
+    model: str,
+    config: str,
+    ceiling: dict[int, float],
+    base: Path | None,
+    project: Path | None = None,
 ) -> str:
     """Each distinct call of the step's big kernel families measured alone
     (8 cores, the second of two calls, data in L1), weighted by its count in
     the step: per family the sum is the step's kernel cycles of that family
     as the isolated calls add up. With `base`, that runtime_c's kernels
     beside (before / after)."""
-    cases = step_kernel_cases(model, config)
+    cases = step_kernel_cases(model, config, project)
     ks = [c for c, _ in cases]
     after = P.measure_kernels(ks, teams=(8,))
     before = P.measure_kernels(ks, teams=(8,), rt=base / "runtime_c") if base else None
@@ -560,6 +571,12 @@ def main(argv: list[str] | None = None) -> int:
         help="step-kernels: the step whose gemm / batch_matmul / conv2d / conv2d_grad calls "
         "are measured one by one (default: published/cct double-128000)",
     )
+    ap.add_argument(
+        "--step-project",
+        type=Path,
+        help="step-kernels: read the calls from this project (`deeploy-mlir lower -o DIR`) "
+        "instead of lowering --step",
+    )
     ap.add_argument("--models", nargs="+", help=f"example models (default {DEFAULT_MODELS})")
     ap.add_argument("--configs", nargs="+", choices=list(CONFIGS), help="step configurations")
     ap.add_argument("--all", action="store_true", help="every example model and configuration")
@@ -606,7 +623,8 @@ def main(argv: list[str] | None = None) -> int:
         if config not in CONFIGS:
             ap.error(f"--step: unknown configuration '{config}'")
         print(f"### The kernel calls of {model} {config}, one at a time (GVSoC siracusa)\n")
-        print(step_kernels_table(model, config, per, args.baseline) + "\n", flush=True)
+        table = step_kernels_table(model, config, per, args.baseline, args.step_project)
+        print(table + "\n", flush=True)
     if "steps" in parts:
         if args.published:
             ms, cs = args.models or PUBLISHED_MODELS, args.configs or PUBLISHED_CONFIGS

@@ -453,7 +453,8 @@ static void dm_chunk_blocks(uint32_t rows, uint32_t ch, uint32_t *u0, uint32_t *
 /* This core's units [*u0, *u1) of `rows` rows (n, g, row) x blocks of 4 of
  * `ch` channels: with a narrower last block numbered (row, block) and split
  * by channels (dm_chunk_blocks); else numbered (n, g, block, row within
- * h rows) and split evenly (dm_chunk). dm_unit_rb: unit u's row and block. */
+ * rows) and split evenly (dm_chunk); dm_unit_rm: unit u's row-major number
+ * r blocks + b. */
 static void dm_conv_units(uint32_t rows, uint32_t ch, uint32_t *u0, uint32_t *u1)
 {
     if (ch % 4u != 0u)
@@ -462,17 +463,11 @@ static void dm_conv_units(uint32_t rows, uint32_t ch, uint32_t *u0, uint32_t *u1
         dm_chunk(rows * (ch / 4u), u0, u1);
 }
 
-DM_INLINE void dm_unit_rb(uint32_t u, uint32_t ch, uint32_t h, uint32_t *r, uint32_t *blk)
+static __attribute__((noinline)) uint32_t dm_unit_rm(uint32_t u, uint32_t ch, uint32_t h)
 {
-    const uint32_t blocks = (ch + 3u) / 4u;
-    if (ch % 4u != 0u) {
-        *r = u / blocks;
-        *blk = u - *r * blocks;
-    } else {
-        const uint32_t t = u / h, ng = t / blocks;
-        *blk = t - ng * blocks;
-        *r = ng * h + (u - t * h);
-    }
+    if (ch % 4u != 0u) return u;
+    const uint32_t blocks = ch / 4u, t = u / h, ng = t / blocks;
+    return (ng * h + (u - t * h)) * blocks + (t - ng * blocks);
 }
 
 /* ------------------------------------------------------------------ forward */
@@ -524,7 +519,7 @@ static void dm_conv_rows(dm_walk_t *k, const dm_conv2d_args_t *a, const float *x
 static __attribute__((noinline)) void dm_conv_general(const dm_conv2d_args_t *a)
 {
     const uint32_t cg = a->in_ch / a->groups, mg = a->out_ch / a->groups;
-    const uint32_t taps = a->k_h * a->k_w;
+    const uint32_t taps = a->k_h * a->k_w, blocks = (mg + 3u) / 4u;
     const uint32_t plane = a->in_h * a->in_w, oplane = a->out_h * a->out_w;
     uint32_t owl, owr, u0, u1;
     dm_interior(a->stride_w, a->pad_left, a->dil_w, a->k_w, a->in_w, a->out_w, &owl, &owr);
@@ -546,8 +541,7 @@ static __attribute__((noinline)) void dm_conv_general(const dm_conv2d_args_t *a)
      * kernel rows, as any other's) */
     dm_conv_units(a->batch * a->groups * a->out_h, mg, &u0, &u1);
     for (uint32_t u = u0; u < u1; u++) {
-        uint32_t r, blk;
-        dm_unit_rb(u, mg, a->out_h, &r, &blk);
+        const uint32_t v = dm_unit_rm(u, mg, a->out_h), r = v / blocks, blk = v - r * blocks;
         const uint32_t oh = r % a->out_h, g = (r / a->out_h) % a->groups;
         const uint32_t n = r / (a->out_h * a->groups);
         const uint32_t m0 = g * mg + 4u * blk, mb = dm_min(4u, mg - 4u * blk);
@@ -635,7 +629,7 @@ static void dm_dgrad_rows(dm_walk_t *k, const dm_conv2d_grad_args_t *a, const fl
 static __attribute__((noinline)) void dm_dgrad_general(const dm_conv2d_grad_args_t *a)
 {
     const uint32_t cg = a->in_ch / a->groups, mg = a->out_ch / a->groups;
-    const uint32_t taps = a->k_h * a->k_w;
+    const uint32_t taps = a->k_h * a->k_w, blocks = (cg + 3u) / 4u;
     const uint32_t plane = a->in_h * a->in_w, oplane = a->out_h * a->out_w;
     const int32_t last_h = (int32_t)((a->out_h - 1u) * a->stride_h);
     /* interior columns (stride 1 only): every kernel column reaches an output */
@@ -658,8 +652,7 @@ static __attribute__((noinline)) void dm_dgrad_general(const dm_conv2d_grad_args
     /* units as the forward's (dm_conv_units), over input channels */
     dm_conv_units(a->batch * a->groups * a->in_h, cg, &u0, &u1);
     for (uint32_t u = u0; u < u1; u++) {
-        uint32_t r, blk;
-        dm_unit_rb(u, cg, a->in_h, &r, &blk);
+        const uint32_t v = dm_unit_rm(u, cg, a->in_h), r = v / blocks, blk = v - r * blocks;
         const uint32_t ih = r % a->in_h, g = (r / a->in_h) % a->groups;
         const uint32_t n = r / (a->in_h * a->groups);
         const uint32_t cb = dm_min(4u, cg - 4u * blk), c0 = g * cg + 4u * blk;
