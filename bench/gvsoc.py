@@ -8,6 +8,7 @@ tables for the README.
     python bench/gvsoc.py --only kernels --baseline DIR   # DIR/runtime_c's kernels beside these
     python bench/gvsoc.py --only steps --roofline   # single / double / single@double per
                                                     # example and arena, with the roofline
+    python bench/gvsoc.py --only step-kernels [--baseline DIR]  # the CCT step's calls, (e)
 
 (a) **kernels**: the runtime's fp32 kernels (runtime_c/kernels) at 1 and 8
 cores on shapes of the published models' layers, scaled down where a
@@ -39,6 +40,12 @@ at the L1 arenas where it tiles, each step beside its roofline R = max(K +
 I, D) (K, I from a profiled run of the same program, D from the calibrated
 cycle model; `roofline`) and double against the same tiles and the same
 budget: the README's "Double vs single buffering" table.
+(e) **step-kernels**: the gemm, batch_matmul, conv2d and conv2d_grad calls
+of one training step (`--step MODEL CONFIG`, default the published CCT at
+double-128000 at the default L2 budget, or --step-project for the program a
+run built; bench/step_kernels.py reads them from the
+emitted C, no C build), each distinct call measured alone (8 cores) and
+weighted by its count in the step, per family and in all.
 """
 
 from __future__ import annotations
@@ -176,6 +183,87 @@ def kernels_table(ceiling: dict[int, float]) -> str:
     for i, c in enumerate(con):
         a, b = off[(i, 8)], on[(i, 8)]
         rows.append(f"| {c.name} | {c.shape} | {a} | {b} | {c.macs / a:.3f} | {c.macs / b:.3f} |")
+    return "\n".join(rows)
+
+
+def step_kernel_cases(
+    model: str, config: str, project: Path | None = None
+) -> list[tuple[P.KernelCase, int]]:
+    """The distinct calls of gemm, batch_matmul, conv2d and conv2d_grad (dX,
+    dW) in one training step of `model` at `config` (lowered as the steps
+    table's run lowers it, L2_BUDGET included; the C is not compiled), each
+    with the times the step makes it (bench/step_kernels.py); with
+    `project`, those of that lowered project instead."""
+    import step_kernels as S
+
+    if project is not None:
+        calls = S.step_calls_of(project)
+        out = [(S.probe_case(c), n) for c, n in calls.items() if c.fn in S.FAMILIES]
+        return sorted(out, key=lambda cn: (cn[0].group, -cn[0].macs * cn[1], cn[0].shape))
+    run_l1, _ = _l1_opts(model, config)
+    tiling, buffering, _ = CONFIGS[config]
+    opts = ["--tiling", tiling, "--buffering", buffering]
+    opts += ["--l1", str(run_l1)] if run_l1 is not None else []
+    l2 = L2_BUDGET.get(model)
+    opts += ["--l2", str(l2)] if l2 is not None else []
+    with tempfile.TemporaryDirectory(prefix="dm-bench-") as tmp:
+        proj = Path(tmp) / "p"
+        subprocess.run(
+            [
+                *(sys.executable, "-m", "deeploy_mlir.cli", "lower", str(EXAMPLES / model)),
+                *("-o", str(proj), "-q", *opts),
+            ],
+            check=True,
+            cwd=ROOT,
+        )
+        calls = S.step_calls_of(proj)
+    out = [(S.probe_case(c), n) for c, n in calls.items() if c.fn in S.FAMILIES]
+    return sorted(out, key=lambda cn: (cn[0].group, -cn[0].macs * cn[1], cn[0].shape))
+
+
+def step_kernels_table(
+    model: str,
+    config: str,
+    ceiling: dict[int, float],
+    base: Path | None,
+    project: Path | None = None,
+) -> str:
+    """Each distinct call of the step's big kernel families measured alone
+    (8 cores, the second of two calls, data in L1), weighted by its count in
+    the step: per family the sum is the step's kernel cycles of that family
+    as the isolated calls add up. With `base`, that runtime_c's kernels
+    beside (before / after)."""
+    cases = step_kernel_cases(model, config, project)
+    ks = [c for c, _ in cases]
+    after = P.measure_kernels(ks, teams=(8,))
+    before = P.measure_kernels(ks, teams=(8,), rt=base / "runtime_c") if base else None
+    head = "| family | shape | calls | MACs/call | cycles/call "
+    head += "before | after | " if before else "| "
+    head += "step cycles " + ("before | after | " if before else "| ")
+    head += "MAC/cycle " + ("before | after |" if before else "|")
+    ncol = head.count("|") - 1
+    rows = [head, "|" + "---|" * ncol]
+    fam: dict[str, list[int]] = {}
+    for i, (c, n) in enumerate(cases):
+        a8 = after[(i, 8)]
+        b8 = before[(i, 8)] if before else 0
+        f = fam.setdefault(c.group, [0, 0, 0, 0])
+        f[0] += n
+        f[1] += c.macs * n
+        f[2] += b8 * n
+        f[3] += a8 * n
+        r = f"| {c.group} | {c.shape} | {n} | {c.macs} | "
+        r += f"{b8} | {a8} | {b8 * n} | {a8 * n} | " if before else f"{a8} | {a8 * n} | "
+        r += f"{c.macs / b8:.3f} | {c.macs / a8:.3f} |" if before else f"{c.macs / a8:.3f} |"
+        rows.append(r)
+    tot = [sum(f[j] for f in fam.values()) for j in range(4)]
+    for name, f in [*sorted(fam.items()), ("**all**", tot)]:
+        r = f"| {name} | (sum) | {f[0]} | {f[1]} | "
+        r += f"| | {f[2]} | {f[3]} | " if before else f"| {f[3]} | "
+        r += f"{f[1] / f[2]:.3f} | {f[1] / f[3]:.3f} |" if before else f"{f[1] / f[3]:.3f} |"
+        rows.append(r)
+    rows.append("")
+    rows.append(f"Ceiling at 8 cores: {ceiling.get(8, 0):.2f} MAC/cycle.")
     return "\n".join(rows)
 
 
@@ -706,9 +794,55 @@ def roofline_table(points: list[tuple[str, int]], kinds: Sequence[str] = ROOFLIN
     return "\n".join(rows)
 
 
+def _steps(args: argparse.Namespace, ap: argparse.ArgumentParser, clock: float) -> None:
+    """The steps part of main: the training-step tables, or --roofline's."""
+    if args.published:
+        ms, cs = args.models or PUBLISHED_MODELS, args.configs or PUBLISHED_CONFIGS
+    else:
+        ms = models() if args.all else (args.models or DEFAULT_MODELS)
+        cs = list(CONFIGS) if args.all else (args.configs or DEFAULT_CONFIGS)
+    for m in ms:
+        if m.partition(":")[0] not in models():
+            ap.error(f"unknown model '{m}' (available: {', '.join(models())})")
+    if args.roofline:
+        pts: list[tuple[str, int]] = []
+        for m in args.models or list(ROOFLINE_ARENAS):
+            # MODEL:ARENA names one point
+            name, _, at = m.partition(":")
+            arenas = [int(at)] if at.isdigit() else args.arenas or ROOFLINE_ARENAS.get(name)
+            if not arenas or name not in models() or (at and not at.isdigit()):
+                ap.error(f"--roofline: '{m}': an example model with known arenas, or --arenas")
+            pts += [(name, a) for a in arenas]
+        print("### Double vs single buffering (GVSoC siracusa)\n", flush=True)
+        print(roofline_table(pts, tuple(args.kinds)) + "\n")
+        return
+    print(f"### Training steps (GVSoC siracusa, clock {clock / 1e6:g} MHz)\n", flush=True)
+    table, runs = steps_table([(m, c) for m in ms for c in cs], clock, args.profile)
+    print(table + "\n")
+    for model, config, meas, pred in runs:
+        if meas.profile is not None:
+            print(profile_table(model, config, meas, pred) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=("kernels", "ceiling", "steps"), action="append")
+    ap.add_argument(
+        "--only", choices=("kernels", "ceiling", "steps", "step-kernels"), action="append"
+    )
+    ap.add_argument(
+        "--step",
+        nargs=2,
+        metavar=("MODEL", "CONFIG"),
+        default=["published/cct", "double-128000"],
+        help="step-kernels: the step whose gemm / batch_matmul / conv2d / conv2d_grad calls "
+        "are measured one by one (default: published/cct double-128000)",
+    )
+    ap.add_argument(
+        "--step-project",
+        type=Path,
+        help="step-kernels: read the calls from this project (`deeploy-mlir lower -o DIR`) "
+        "instead of lowering --step",
+    )
     ap.add_argument(
         "--models",
         nargs="+",
@@ -754,7 +888,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--baseline",
         type=Path,
-        help="kernels: also build the runtime_c under this directory (another revision's) "
+        help="kernels, step-kernels: also build the runtime_c under this directory "
+        "(another revision's) "
         "and print before / after",
     )
     args = ap.parse_args(argv)
@@ -764,7 +899,7 @@ def main(argv: list[str] | None = None) -> int:
     from deeploy_mlir.targets.boards import load_board
 
     clock = load_board(BOARD).clock_hz
-    need_ceiling = "ceiling" in parts or "kernels" in parts
+    need_ceiling = "ceiling" in parts or "kernels" in parts or "step-kernels" in parts
     ceil = P.measure_ceiling() if need_ceiling else []
     per = {c.cores: c.per_cycle for c in ceil}
     if "ceiling" in parts:
@@ -776,33 +911,15 @@ def main(argv: list[str] | None = None) -> int:
     elif "kernels" in parts:
         print("### Kernels (GVSoC siracusa, -O2 -ffp-contract=off)\n")
         print(kernels_table(per) + "\n")
+    if "step-kernels" in parts:
+        model, config = args.step
+        if config not in CONFIGS:
+            ap.error(f"--step: unknown configuration '{config}'")
+        print(f"### The kernel calls of {model} {config}, one at a time (GVSoC siracusa)\n")
+        table = step_kernels_table(model, config, per, args.baseline, args.step_project)
+        print(table + "\n", flush=True)
     if "steps" in parts:
-        if args.published:
-            ms, cs = args.models or PUBLISHED_MODELS, args.configs or PUBLISHED_CONFIGS
-        else:
-            ms = models() if args.all else (args.models or DEFAULT_MODELS)
-            cs = list(CONFIGS) if args.all else (args.configs or DEFAULT_CONFIGS)
-        for m in ms:
-            if m.partition(":")[0] not in models():
-                ap.error(f"unknown model '{m}' (available: {', '.join(models())})")
-        if args.roofline:
-            pts: list[tuple[str, int]] = []
-            for m in args.models or list(ROOFLINE_ARENAS):
-                # MODEL:ARENA names one point
-                name, _, at = m.partition(":")
-                arenas = [int(at)] if at.isdigit() else args.arenas or ROOFLINE_ARENAS.get(name)
-                if not arenas or name not in models() or (at and not at.isdigit()):
-                    ap.error(f"--roofline: '{m}': an example model with known arenas, or --arenas")
-                pts += [(name, a) for a in arenas]
-            print("### Double vs single buffering (GVSoC siracusa)\n", flush=True)
-            print(roofline_table(pts, tuple(args.kinds)) + "\n")
-            return 0
-        print(f"### Training steps (GVSoC siracusa, clock {clock / 1e6:g} MHz)\n", flush=True)
-        table, runs = steps_table([(m, c) for m in ms for c in cs], clock, args.profile)
-        print(table + "\n")
-        for model, config, meas, pred in runs:
-            if meas.profile is not None:
-                print(profile_table(model, config, meas, pred) + "\n")
+        _steps(args, ap, clock)
     return 0
 
 

@@ -666,6 +666,9 @@ CONV_KERNEL_CASES = {
     "same-wide": ConvCase(2, 5, 9, 21, 6, 1, (3, 3), pads=(1, 1, 1, 1)),
     "same-one-tile": ConvCase(1, 4, 5, 4, 4, 1, (3, 3), pads=(1, 1, 1, 1), bias=False),
     "same-two-tiles": ConvCase(1, 8, 3, 8, 8, 1, (3, 3), pads=(1, 1, 1, 1)),
+    # 6 input, 7 output channels: the weight gradient's 4 x 2 and 2 x 4 (+ 1 x 4)
+    # tiles, and the split of rows x channel blocks by channels
+    "same-ragged-blocks": ConvCase(1, 6, 7, 9, 7, 1, (3, 3), pads=(1, 1, 1, 1)),
     "depthwise-wide": ConvCase(2, 6, 10, 19, 6, 6, (3, 3), pads=(1, 1, 1, 1)),
     "depthwise-8": ConvCase(1, 3, 6, 8, 3, 3, (3, 3), pads=(1, 1, 1, 1), bias=False),
     "depthwise-one-row": ConvCase(2, 2, 1, 12, 2, 2, (3, 3), pads=(1, 1, 1, 1)),

@@ -8,7 +8,8 @@
  * A' = A stored [K,M] when trans_a, else [M,K]; B' = B stored [N,K] when
  * trans_b, else [K,N]. C may be NULL (no bias; beta ignored); a stride 0
  * broadcasts C: shapes [] (0,0), [N] and [1,N] (0,1), [M,1] (1,0), [M,N] (N,1).
- * Y is [M,N] and never aliases A or B. Parallel over rows m; every output sums
+ * Y is [M,N] and never aliases A or B. Parallel over 4 x 4 tiles of Y (over
+ * rows m when M or N is below 4); every output sums
  * k = 0..K-1 in order in a float, one fused multiply-add (fmaf) per term.
  *
  * A split K (tiles of the reduction, run in order) gives the same bits as one

@@ -426,6 +426,50 @@ static __attribute__((noinline)) void dm_dw_dgrad(const dm_conv2d_grad_args_t *a
                a->batch * a->in_ch * a->in_h, -1, a->acc_dX != 0u);
 }
 
+/* The work units (row r < rows, channel block b) of a forward or input
+ * gradient, numbered u = r blocks + b: block b of a row holds min(4, ch -
+ * 4 b) channels. This core's units [*u0, *u1): those whose first channel,
+ * counted over the rows (r ch + 4 b), lies in its share of rows x ch,
+ * [ceil(id T / cores), ceil((id + 1) T / cores)), so the cores get the
+ * same channels to within one block (dm_chunk over the units would give the
+ * cores that draw a row's last, narrower blocks less work: 5 channels,
+ * blocks of 4 and 1, left half the cores a quarter of the others' work). */
+static uint32_t dm_unit_at(uint32_t t, uint32_t ch, uint32_t rows)
+{
+    const uint32_t blocks = (ch + 3u) / 4u;
+    const uint32_t row = t / ch, blk = (t - row * ch + 3u) / 4u;
+    if (row >= rows) return rows * blocks;
+    return row * blocks + blk; /* blk == blocks: the next row's first */
+}
+
+static void dm_chunk_blocks(uint32_t rows, uint32_t ch, uint32_t *u0, uint32_t *u1)
+{
+    const uint32_t cores = (uint32_t)pi_cl_team_nb_cores(), id = (uint32_t)pi_core_id();
+    const uint32_t total = rows * ch;
+    *u0 = dm_unit_at((id * total + cores - 1u) / cores, ch, rows);
+    *u1 = dm_unit_at(((id + 1u) * total + cores - 1u) / cores, ch, rows);
+}
+
+/* This core's units [*u0, *u1) of `rows` rows (n, g, row) x blocks of 4 of
+ * `ch` channels: with a narrower last block numbered (row, block) and split
+ * by channels (dm_chunk_blocks); else numbered (n, g, block, row within
+ * rows) and split evenly (dm_chunk); dm_unit_rm: unit u's row-major number
+ * r blocks + b. */
+static void dm_conv_units(uint32_t rows, uint32_t ch, uint32_t *u0, uint32_t *u1)
+{
+    if (ch % 4u != 0u)
+        dm_chunk_blocks(rows, ch, u0, u1);
+    else
+        dm_chunk(rows * (ch / 4u), u0, u1);
+}
+
+static __attribute__((noinline)) uint32_t dm_unit_rm(uint32_t u, uint32_t ch, uint32_t h)
+{
+    if (ch % 4u != 0u) return u;
+    const uint32_t blocks = ch / 4u, t = u / h, ng = t / blocks;
+    return (ng * h + (u - t * h)) * blocks + (t - ng * blocks);
+}
+
 /* ------------------------------------------------------------------ forward */
 
 /* One block of MB output rows (channels m0.., row oh, image n): the edge
@@ -491,12 +535,15 @@ static __attribute__((noinline)) void dm_conv_general(const dm_conv2d_args_t *a)
     k.np = cg;
     k.out_i = oplane;
     k.acc = 0;
-    /* units (n, g, block of 4 channels, oh) */
-    dm_chunk(a->batch * a->groups * blocks * a->out_h, &u0, &u1);
+    /* units ((n, g, oh), block of 4 channels) split by channels when the
+     * last block is narrower; else (n, g, block, oh) split evenly (each
+     * core's rows of a block include about as many edge rows, which miss
+     * kernel rows, as any other's) */
+    dm_conv_units(a->batch * a->groups * a->out_h, mg, &u0, &u1);
     for (uint32_t u = u0; u < u1; u++) {
-        const uint32_t oh = u % a->out_h, blk = (u / a->out_h) % blocks;
-        const uint32_t g = (u / (a->out_h * blocks)) % a->groups;
-        const uint32_t n = u / (a->out_h * blocks * a->groups);
+        const uint32_t v = dm_unit_rm(u, mg, a->out_h), r = v / blocks, blk = v - r * blocks;
+        const uint32_t oh = r % a->out_h, g = (r / a->out_h) % a->groups;
+        const uint32_t n = r / (a->out_h * a->groups);
         const uint32_t m0 = g * mg + 4u * blk, mb = dm_min(4u, mg - 4u * blk);
         const int32_t ih0 = (int32_t)(oh * a->stride_h) - (int32_t)a->pad_top;
         uint32_t kh0, kh1;
@@ -602,12 +649,12 @@ static __attribute__((noinline)) void dm_dgrad_general(const dm_conv2d_grad_args
     k.out_i = plane;
     k.bias = NULL;
     k.acc = a->acc_dX;
-    /* units (n, g, block of 4 input channels, ih) */
-    dm_chunk(a->batch * a->groups * blocks * a->in_h, &u0, &u1);
+    /* units as the forward's (dm_conv_units), over input channels */
+    dm_conv_units(a->batch * a->groups * a->in_h, cg, &u0, &u1);
     for (uint32_t u = u0; u < u1; u++) {
-        const uint32_t ih = u % a->in_h, blk = (u / a->in_h) % blocks;
-        const uint32_t g = (u / (a->in_h * blocks)) % a->groups;
-        const uint32_t n = u / (a->in_h * blocks * a->groups);
+        const uint32_t v = dm_unit_rm(u, cg, a->in_h), r = v / blocks, blk = v - r * blocks;
+        const uint32_t ih = r % a->in_h, g = (r / a->in_h) % a->groups;
+        const uint32_t n = r / (a->in_h * a->groups);
         const uint32_t cb = dm_min(4u, cg - 4u * blk), c0 = g * cg + 4u * blk;
         /* kernel rows kh0, kh0 + step, .. < kh1 reach output row
          * (ih + pad_top - kh * dil_h) / stride_h */
@@ -729,6 +776,9 @@ DM_INLINE void dm_wgrad_tile(const dm_conv2d_grad_args_t *a, uint32_t m0, uint32
         dm_wgrad_tile(a, m0, c0, xc0, kh, kw, MB, CB, SW);                                  \
     }
 DM_WGRAD_TILE(dm_wgrad_4x4_s1, 4u, 4u, 1u)
+DM_WGRAD_TILE(dm_wgrad_4x3_s1, 4u, 3u, 1u)
+DM_WGRAD_TILE(dm_wgrad_4x2_s1, 4u, 2u, 1u)
+DM_WGRAD_TILE(dm_wgrad_2x4_s1, 2u, 4u, 1u)
 DM_WGRAD_TILE(dm_wgrad_4x1_s1, 4u, 1u, 1u)
 DM_WGRAD_TILE(dm_wgrad_1x4_s1, 1u, 4u, 1u)
 DM_WGRAD_TILE(dm_wgrad_1x1_s1, 1u, 1u, 1u)
@@ -892,6 +942,11 @@ DM_INLINE void dm_wgrad_block(const dm_conv2d_grad_args_t *a, uint32_t m0, uint3
 {
     if (mb == 4u && cb == 4u) {
         (SW ? dm_wgrad_4x4_s1 : dm_wgrad_4x4)(a, m0, c0, xc0, kh, kw);
+    } else if (SW && mb == 4u && cb >= 2u) { /* 3 or 2 input channels: one tile */
+        (cb == 3u ? dm_wgrad_4x3_s1 : dm_wgrad_4x2_s1)(a, m0, c0, xc0, kh, kw);
+    } else if (SW && mb >= 2u && cb == 4u) { /* 2 or 3 output channels: 2 x 4 (+ 1 x 4) */
+        dm_wgrad_2x4_s1(a, m0, c0, xc0, kh, kw);
+        if (mb == 3u) dm_wgrad_1x4_s1(a, m0 + 2u, c0, xc0, kh, kw);
     } else if (mb == 4u) {
         for (uint32_t j = 0; j < cb; j++)
             (SW ? dm_wgrad_4x1_s1 : dm_wgrad_4x1)(a, m0, c0 + j, xc0 + j, kh, kw);
@@ -928,12 +983,15 @@ void dm_conv2d_grad_weight_fp32(void *args)
         dm_chunk(a->groups * a->k_h, &e0, &e1);
         for (uint32_t e = e0; e < e1; e++) dm_wgrad_k3(a, e / a->k_h, 0u, e / a->k_h, e % a->k_h);
     } else if (a->dW != NULL) {
-        /* units (g, block of 4 output channels, block of 4 input channels, kh, kw) */
+        /* units (g, kh, kw, block of 4 input channels, block of 4 output
+         * channels): the narrower last blocks of the channels come once
+         * every mblocks (cblocks) units, so every core's chunk gets its
+         * share of them */
         dm_chunk(a->groups * mblocks * cblocks * taps, &e0, &e1);
         for (uint32_t e = e0; e < e1; e++) {
-            const uint32_t kw = e % a->k_w, kh = (e / a->k_w) % a->k_h;
-            const uint32_t cblk = (e / taps) % cblocks, mblk = (e / (taps * cblocks)) % mblocks;
-            const uint32_t g = e / (taps * cblocks * mblocks);
+            const uint32_t mblk = e % mblocks, cblk = (e / mblocks) % cblocks;
+            const uint32_t t = (e / (mblocks * cblocks)) % taps, g = e / (mblocks * cblocks * taps);
+            const uint32_t kw = t % a->k_w, kh = t / a->k_w;
             const uint32_t m0 = g * mg + 4u * mblk, c0 = 4u * cblk;
             const uint32_t mb = dm_min(4u, mg - 4u * mblk), cb = dm_min(4u, cg - c0);
             if (a->stride_w == 1u)

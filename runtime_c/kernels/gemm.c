@@ -1,4 +1,5 @@
-/* Gemm: parallel over the output rows (dm_chunk of M by pi_core_id()).
+/* Gemm: parallel over 4 x 4 tiles of the output (dm_chunk of the tiles by
+ * pi_core_id(), row-major), or over rows (M or N below 4).
  *
  * Every output sums k = 0..K-1 in order in a float with one fused
  * multiply-add per term, acc = fmaf(A'[m,k], B'[k,n], acc) from acc = 0, and
@@ -81,9 +82,11 @@ DM_INLINE void dm_advance(const dm_gemm_view_t *v, const float *pa[4], const flo
         if (v->b_cols) pb[j] += steps;
 }
 
-/* Y[m+i, n+j] for i < MR, j < NR: the k loop, then the epilogue. */
+/* Y[m+i, n+j] for i < MR, j < NR: the k loop, then the epilogue; rows
+ * i < sm and columns j < sn are computed but not stored (a tile moved up or
+ * left to stay inside Y: another tile stores them, with the same bits). */
 DM_INLINE void dm_tile(const dm_gemm_view_t *v, uint32_t m, uint32_t n, uint32_t MR,
-                       uint32_t NR)
+                       uint32_t NR, uint32_t sm, uint32_t sn)
 {
     const dm_gemm_args_t *a = v->args;
     const float *pa[4], *pb[4];
@@ -160,46 +163,91 @@ DM_INLINE void dm_tile(const dm_gemm_view_t *v, uint32_t m, uint32_t n, uint32_t
 #pragma GCC unroll 4
     for (uint32_t i = 0; i < MR; i++, y += a->N)
 #pragma GCC unroll 8
-        for (uint32_t j = 0; j < NR; j++) y[j] = c[i][j];
+        for (uint32_t j = 0; j < NR; j++)
+            if (i >= sm && j >= sn) y[j] = c[i][j];
 }
 
-/* This core's rows [m0, m1): 4 x 4 tiles, then 4 x 1 for the last N % 4
- * columns; the last (m1 - m0) % 4 rows as 1 x 4 and 1 x 1 tiles. */
-DM_INLINE void dm_rows(const dm_gemm_view_t *v, uint32_t m0, uint32_t m1)
+/* M and N >= 4: the ceil(M / 4) x ceil(N / 4) tiles of 4 x 4, row-major,
+ * split evenly over the cores (dm_chunk of the tiles); a last row (column)
+ * of tiles that would pass Y's end is moved up (left) to end at it, and
+ * stores only the rows (columns) the tile before it did not. Every tile
+ * runs the 4 x 4 body: no 1 x 4 or 4 x 1 edge tiles (5 loads per 4
+ * multiply-adds instead of 8 per 16), and every core gets the same number
+ * of tiles to within one (splitting rows left up to 4 rows more on some
+ * cores, and edge rows as 1 x 4 tiles, when M is not a multiple of 32). */
+DM_INLINE void dm_tiles(const dm_gemm_view_t *v)
+{
+    const uint32_t M = v->args->M, N = v->args->N;
+    const uint32_t cb = (N + 3u) / 4u;
+    uint32_t u0, u1;
+    dm_chunk(((M + 3u) / 4u) * cb, &u0, &u1);
+    uint32_t r = u0 / cb, c = u0 - r * cb;
+    for (uint32_t u = u0; u < u1; u++) {
+        uint32_t m = 4u * r, n = 4u * c, sm = 0, sn = 0;
+        if (m + 4u > M) {
+            sm = m + 4u - M;
+            m = M - 4u;
+        }
+        if (n + 4u > N) {
+            sn = n + 4u - N;
+            n = N - 4u;
+        }
+        dm_tile(v, m, n, 4u, 4u, sm, sn);
+        if (++c == cb) {
+            c = 0;
+            r++;
+        }
+    }
+}
+
+/* M a multiple of 4 x cores, or M or N below 4: this core's rows [m0, m1)
+ * (dm_chunk of M): 4 x 4 tiles,
+ * then 4 x 1 for the last N % 4 columns; the last (m1 - m0) % 4 rows as
+ * 1 x 4 and 1 x 1 tiles. */
+DM_INLINE void dm_rows(const dm_gemm_view_t *v)
 {
     const uint32_t N = v->args->N;
+    uint32_t m0, m1;
+    dm_chunk(v->args->M, &m0, &m1);
     uint32_t m = m0;
     for (; m + 4u <= m1; m += 4u) {
         uint32_t n = 0;
-        for (; n + 4u <= N; n += 4u) dm_tile(v, m, n, 4u, 4u);
-        for (; n < N; n++) dm_tile(v, m, n, 4u, 1u);
+        for (; n + 4u <= N; n += 4u) dm_tile(v, m, n, 4u, 4u, 0u, 0u);
+        for (; n < N; n++) dm_tile(v, m, n, 4u, 1u, 0u, 0u);
     }
     for (; m < m1; m++) {
         uint32_t n = 0;
-        for (; n + 4u <= N; n += 4u) dm_tile(v, m, n, 1u, 4u);
-        for (; n < N; n++) dm_tile(v, m, n, 1u, 1u);
+        for (; n + 4u <= N; n += 4u) dm_tile(v, m, n, 1u, 4u, 0u, 0u);
+        for (; n < N; n++) dm_tile(v, m, n, 1u, 1u, 0u, 0u);
     }
+}
+
+DM_INLINE void dm_gemm_view(const dm_gemm_view_t *v)
+{
+    const uint32_t M = v->args->M, N = v->args->N;
+    if (M >= 4u && N >= 4u && M % (4u * (uint32_t)pi_cl_team_nb_cores()) != 0u)
+        dm_tiles(v);
+    else /* every core the same 4-row blocks (or M or N below 4) */
+        dm_rows(v);
 }
 
 void dm_gemm_fp32(void *args)
 {
     const dm_gemm_args_t *a = (const dm_gemm_args_t *)args;
     const uint32_t M = a->M, N = a->N, K = a->K;
-    uint32_t m0, m1;
-    dm_chunk(M, &m0, &m1);
     /* unrolling k pays where an operand is k-contiguous (its loads take
      * immediate offsets); by 4 when both are (8 pointers to move) */
     if (!a->trans_a && !a->trans_b) {
         const dm_gemm_view_t v = {a, K, 1u, N, 1u, 1, 0, 2u};
-        dm_rows(&v, m0, m1);
+        dm_gemm_view(&v);
     } else if (!a->trans_a) {
         const dm_gemm_view_t v = {a, K, 1u, 1u, K, 1, 1, 4u};
-        dm_rows(&v, m0, m1);
+        dm_gemm_view(&v);
     } else if (!a->trans_b) {
         const dm_gemm_view_t v = {a, 1u, M, N, 1u, 0, 0, 1u};
-        dm_rows(&v, m0, m1);
+        dm_gemm_view(&v);
     } else {
         const dm_gemm_view_t v = {a, 1u, M, 1u, K, 0, 1, 2u};
-        dm_rows(&v, m0, m1);
+        dm_gemm_view(&v);
     }
 }
