@@ -29,12 +29,15 @@ from deeploy_mlir.targets.boards import Board, Engine, available_boards, load_bo
 
 
 def plain(board: Board) -> Board:
-    """`board` without the per-transfer issue and per-call cycles (the
-    arithmetic these hand computations check; test_issue_and_call_cycles
-    checks those two)."""
+    """`board` without the per-transfer issue and per-call cycles, and with
+    unbounded queues and whole copies (the arithmetic these hand computations
+    check; test_issue_and_call_cycles and the queue tests check the rest)."""
     return replace(
         board,
-        engines={n: replace(e, issue=0, copies=()) for n, e in board.engines.items()},
+        engines={
+            n: replace(e, issue=0, copies=(), queue=None, chunk=0, row_transfers=False)
+            for n, e in board.engines.items()
+        },
         kernels={n: replace(k, call=0, per_output=0.0, cold=0) for n, k in board.kernels.items()},
     )
 
