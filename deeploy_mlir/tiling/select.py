@@ -145,6 +145,24 @@ class Selector:
         tiles, why = self.cache[key]
         return list(tiles), buffers, why
 
+    def stage_cycles(
+        self, o: T.TrainingComputeOp, where: str, outer: list[int], buffers: int
+    ) -> int:
+        """An estimate of `o`'s cycles with stage tiles `outer` and `buffers`
+        L2 buffers per stage tile: the stage tiles' L3 transfers T (serial,
+        the stage model), the compute C of the L1 tile loops of every stage
+        tile (each as the first); one buffer: T + C; two: the transfers
+        overlap the compute but the first fetch, max(T, C) + T / stage tiles."""
+        assert isinstance(o, T.IterationSpaceInterface) and self.stage_model is not None
+        dims = list(o.iteration_space().dims)
+        n = 1
+        for d, t in zip(dims, outer, strict=True):
+            n *= -(-d // t)
+        t3 = self.stage_model.cycles(dims, outer, tile_operands(o, in_l3))
+        tiles, _ = self.select(o, where, outer)
+        c = n * self.cycles(o, tiles, outer)
+        return max(t3, c) + t3 // n if buffers > 1 else t3 + c
+
     def _solve(
         self,
         dims: Sequence[int],
