@@ -78,25 +78,32 @@ def _is_fetch(o: Operation, block: Block) -> bool:
     )
 
 
-def hoist_fetch(fetch: dma.CopyOp) -> Undo | None:
-    """Move `fetch` (and its buffer, and the index constants it uses after
-    the target) above the compute op before it; None when it cannot move."""
-    block = fetch.parent_block()
-    alloc = fetch.dst.owner
-    assert block is not None and isinstance(alloc, memref.AllocOp)
-    target: Operation | None = None
+def _target(fetch: dma.CopyOp) -> tuple[Operation, set[Operation]] | None:
+    """The compute op (or loop) before `fetch` and the ops between them;
+    None when there is none or a store into the fetch's L3 source lies
+    between."""
     between: set[Operation] = set()
     prev = fetch.prev_op
     while prev is not None:
         if writes(prev, fetch.src):
             return None
         if _computes(prev):
-            target = prev
-            break
+            return prev, between
         between.add(prev)
         prev = prev.prev_op
-    if target is None or alloc not in between:
+    return None
+
+
+def hoist_fetch(fetch: dma.CopyOp) -> Undo | None:
+    """Move `fetch` (and its buffer, and the index constants it uses after
+    the target) above the compute op before it; None when it cannot move."""
+    block = fetch.parent_block()
+    alloc = fetch.dst.owner
+    assert block is not None and isinstance(alloc, memref.AllocOp)
+    found = _target(fetch)
+    if found is None or alloc not in found[1]:
         return None
+    target, between = found
     for u in T.uses_through_views(alloc.memref):
         user: Operation | None = u.operation
         while user is not None and user.parent_block() is not block:
