@@ -10,8 +10,10 @@ What it measures (bench/gvsoc_probe.py's programs; about a minute):
   256 to 16,384 bytes: cycles from issuing one command to the end of its
   wait, fitted as setup + bytes / bandwidth; the cycles the cluster
   controller spends issuing one command (`issue`);
-* the HyperRAM (L3) through runtime_c/gvsoc's synchronous uDMA copies, both
-  directions, the same sizes (one fit over both directions);
+* the HyperRAM (L3) through runtime_c/gvsoc's uDMA copies, both directions,
+  the same sizes, each issued on an idle interface and waited (a fit per
+  direction; the cluster's issue cycles apart: the engine's queue overlaps
+  the rest);
 * the fixed cost of an empty kernel call at 8 cores (a fork of
   `dm_relu_fp32` on 0 elements: fork, the workers' wake-up, the barrier);
 * each kernel family's MAC/cycle and cycles per call at 8 cores over 3-4
@@ -434,6 +436,10 @@ class Calibration:
     ram_setup: int
     ram_bandwidth: float
     ram_fits: dict[str, tuple[float, float]]
+    #: cluster cycles to program one HyperRAM transfer (median over the copies)
+    ram_issue: int
+    #: kind ("in-1d" ...) -> (setup after the issue, bandwidth) of the HyperRAM
+    ram_copies: dict[str, tuple[int, float]]
     call: int
     kernels: dict[str, Fit]
     ceiling: list[P.Ceiling]
@@ -474,6 +480,13 @@ def measure(ram: bool = True) -> Calibration:
     site_cold, site_warm = measure_call_sites()
     ram_pts = [p for pts in t.ram.values() for p in pts]
     rs, rb = P.fit(ram_pts) if ram_pts else (300.0, 1.0)
+    ram_issue = sorted(t.ram_issue)[len(t.ram_issue) // 2] if t.ram_issue else 0
+    ram_copies: dict[str, tuple[int, float]] = {}
+    for d, pts in sorted(t.ram.items()):
+        a, b = P.fit(pts)
+        for r in (1, 2):  # a 2-D copy is one transfer per row (ram_gvsoc.c)
+            kind = f"{'in' if d == 'L3->L2' else 'out'}-{r}d"
+            ram_copies[kind] = (max(0, round(a) - ram_issue), round(b, 3))
     cases = family_cases()
     flat = [c for cs in cases.values() for c, _ in cs]
     cyc = measure_cold_warm([P.relu(0), *flat])
@@ -494,6 +507,8 @@ def measure(ram: bool = True) -> Calibration:
         round(rs),
         round(rb, 3),
         {d: P.fit(p) for d, p in t.ram.items()},
+        ram_issue,
+        ram_copies,
         fork,
         kernels,
         P.measure_ceiling(),
@@ -540,10 +555,19 @@ engines:
     shared_request: false  # one command per transfer, reusable while in flight (in order)
   ram:                   # L3 RAM copies, L3 <-> L2 (pi_cl_ram_copy/_2d + wait)
     hop: L3-L2
-    # measured ({cmd}): one synchronous HyperRAM copy (runtime_c/gvsoc's uDMA
-    # layer), 256-16384 B, fitted over both directions; per direction: {ram_fits}
-    bandwidth: {ram_bw}     # measured: bytes/cycle, the fit above (synchronous copies)
-    setup: {ram_setup}          # measured: the fit's fixed cycles
+    # measured ({cmd}): HyperRAM copies through runtime_c/gvsoc's uDMA layer
+    # (ram_gvsoc.c: transfers queued on transfer id 0, up to 8, 32 KiB each), 256-16384 B, issue to
+    # wait end on an idle interface; per direction: {ram_fits}
+    bandwidth: {ram_bw}     # measured: the fit over both directions (copies: each its own)
+    setup: {ram_setup}          # measured: that fit's fixed cycles - one issue
+    # issue: the cluster's cycles to program one transfer (its registers, through
+    # the SoC interconnect): pi_cl_ram_copy's own cycles on an idle interface
+    issue: {ram_issue}           # measured: median of the copies above
+    copies:              # measured: per direction, the fit above - one issue
+{ram_copies}
+    queue: 8             # ram_gvsoc.c: a transfer id queues 8 (GVSoC udma_hyper_v3's FIFO)
+    chunk: 32768         # ram_gvsoc.c: bytes per transfer
+    row_transfers: true  # ram_gvsoc.c: a 2-D copy is one transfer per row
     rank: 2              # 1-D and 2-D copies (pi_cl_ram_copy_2d)
     shared_request: true   # one pi_cl_ram_req_t holds one transfer: sub-copies waited one by one
 # Per kernel family (fp32, -ffp-contract=off, no SIMD), one kernel call at 8
@@ -635,7 +659,14 @@ def board_text(c: Calibration) -> str:
         dma_probe_issue=c.dma_probe_issue,
         copies=copies,
         ram_bw=c.ram_bandwidth,
-        ram_setup=c.ram_setup,
+        ram_setup=max(0, c.ram_setup - c.ram_issue),
+        ram_issue=c.ram_issue,
+        ram_copies="\n".join(
+            f"      {kind}: {{setup: {a}, bandwidth: {b}}}  # measured: "
+            f"{'L3->L2' if kind.startswith('in') else 'L2->L3'} fit - one issue"
+            + (" (per row: one transfer per row)" if kind.endswith("2d") else "")
+            for kind, (a, b) in c.ram_copies.items()
+        ),
         ram_fits=_fits(c.ram_fits),
         ceiling=ceiling,
         ceiling_core=ceiling / CORES,
@@ -661,9 +692,13 @@ def report(c: Calibration) -> str:
     ]
     rows += [f"| DMA {k} | {a:.0f} + B/{b:.2f} | fit |" for k, (a, b) in c.dma_fits.items()]
     rows += [
-        f"| HyperRAM {k} | {a:.0f} + B/{b:.3f} | fit, synchronous copy |"
+        f"| HyperRAM {k} | {a:.0f} + B/{b:.3f} | fit, one copy issued and waited |"
         for k, (a, b) in c.ram_fits.items()
     ]
+    rows.append(
+        f"| HyperRAM issue (cluster cycles per transfer) | {c.ram_issue} cycles "
+        "| median, pi_cl_ram_copy on an idle interface |"
+    )
     rows.append(
         f"| empty kernel call at 8 cores (fork + barrier) | {c.call} cycles | relu on 0 elements |"
     )

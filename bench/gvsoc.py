@@ -640,8 +640,8 @@ def profile_table(model: str, config: str, m: Measured, p: Prediction | None) ->
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     kernel = sum(r.get("kernel", 0.0) for r in per.values())
-    # the cluster DMA's issue cycles (an L3 copy's issue waits for the copy
-    # before it on the HyperBus's one transfer id: engine time, not the cluster's)
+    # the cluster DMA's issue cycles (an L3 copy's issue includes waiting for
+    # room in the HyperBus queue, engine time: left out, a lower bound)
     issue = sum(r.get("dma-issue", 0.0) for r in per.values())
     if p is not None and p.dma_busy:
         busy = max(p.dma_busy.values())

@@ -49,7 +49,9 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
     L1 (`untiled`: one tile per tensor, the whole tensor in L1) -- operands in
     L3 staged through L2 in tiles that fit what the L2 plan leaves free --
     materialized with copies, multi-buffered (`double`: every hop; `double-l3`:
-    the L3 hop only; `single`: none), decomposed for the target's DMA engines,
+    the L3 hop only; `single`: none; with L3 homes, `double` and `double-l3`
+    also move the L3 copies around one-stage-tile ops to overlap the ops next
+    to them: l3-overlap), decomposed for the target's DMA engines,
     and the L2/L3/L1 plans, each checked against its budget. `none` runs
     kernels on L2 (L3 tensors staged whole around each op).
 
@@ -116,6 +118,11 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
         elif cfg.buffering == "double-l3":
             passes.append(DmaMultibuffer(count=2, levels="l3-only"))
     passes.append(DmaDecompose(engine=target.name))  # type: ignore[arg-type]
+    if l3 and cfg.tiling != "none" and cfg.buffering != "single":
+        # the L3 copies of one-stage-tile ops issued one op early / waited one op late
+        from deeploy_mlir.passes.l3_overlap import L3Overlap
+
+        passes.append(L3Overlap(l2=cfg.l2))
     if cfg.tiling != "none":
         passes.append(l2_plan)
         if l3:

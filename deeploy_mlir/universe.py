@@ -88,6 +88,12 @@ def _dma_decompose() -> type[ModulePass]:
     return DmaDecompose
 
 
+def _l3_overlap() -> type[ModulePass]:
+    from deeploy_mlir.passes.l3_overlap import L3Overlap
+
+    return L3Overlap
+
+
 def _dma_multibuffer() -> type[ModulePass]:
     from deeploy_mlir.passes.dma_multibuffer import DmaMultibuffer
 
@@ -110,6 +116,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "tiling-materialize": _materialize,
     "dma-multibuffer": _dma_multibuffer,
     "dma-decompose": _dma_decompose,
+    "l3-overlap": _l3_overlap,
     "kernel-select": _kernel_select,
 }
 

@@ -272,8 +272,9 @@ def test_every_number_says_where_it_comes_from(name: str) -> None:
     # cores, clock; levels; per engine (bandwidth, setup, rank); per family;
     # siracusa's calibrated file also gives mchan's issue and its 4 copy
     # kinds, and every optional family (depthwise, grouped, the strided
-    # convolutions, the conv gradients, binary, transpose, batch_matmul)
-    extra = 1 + 4 + len(OPTIONAL_FAMILIES) if name == "siracusa" else 0
+    # convolutions, the conv gradients, binary, transpose, batch_matmul);
+    # and ram's issue, its 4 copy kinds, queue and chunk
+    extra = 1 + 4 + len(OPTIONAL_FAMILIES) + 1 + 4 + 2 if name == "siracusa" else 0
     assert numbers == 2 + 3 + 2 * 3 + 6 + extra
 
 
@@ -327,6 +328,24 @@ def test_per_output_cold_and_copy_kinds_default_and_are_checked(tmp_path: Path) 
         ("engines.mchan.copies.in-3d", {"setup": 1, "bandwidth": 1}, "is not a known field"),
         ("engines.mchan.copies.in-1d.bandwidth", 0, "must be > 0"),
         ("engines.mchan.copies.in-1d.setup", -3, "must be >= 0"),
+    ):
+        f = tmp_path / "b.yaml"
+        f.write_text(yaml.safe_dump(edited(siracusa(), {path: bad})))
+        assert _error(f).startswith(f"board '{f}': {path} {msg}"), _error(f)
+
+
+def test_queue_chunk_and_row_transfers_default_and_are_checked(tmp_path: Path) -> None:
+    """An engine's queue (unbounded), chunk (0: any size) and row_transfers
+    (false) are optional; siracusa's L3 engine gives them as runtime_c/gvsoc's
+    ram_gvsoc.c runs its copies; each is validated."""
+    e = load_board("gap9_evk").engines["ram"]
+    assert (e.queue, e.chunk, e.row_transfers) == (None, 0, False)
+    r = load_board("siracusa").engines["ram"]
+    assert (r.queue, r.chunk, r.row_transfers) == (8, 32768, True)
+    for path, bad, msg in (
+        ("engines.ram.queue", -1, "must be >= 0"),
+        ("engines.ram.chunk", 1.5, "must be an integer"),
+        ("engines.ram.row_transfers", 1, "must be"),
     ):
         f = tmp_path / "b.yaml"
         f.write_text(yaml.safe_dump(edited(siracusa(), {path: bad})))

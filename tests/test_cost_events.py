@@ -29,12 +29,15 @@ from deeploy_mlir.targets.boards import Board, Engine, available_boards, load_bo
 
 
 def plain(board: Board) -> Board:
-    """`board` without the per-transfer issue and per-call cycles (the
-    arithmetic these hand computations check; test_issue_and_call_cycles
-    checks those two)."""
+    """`board` without the per-transfer issue and per-call cycles, and with
+    unbounded queues and whole copies (the arithmetic these hand computations
+    check; test_issue_and_call_cycles and the queue tests check the rest)."""
     return replace(
         board,
-        engines={n: replace(e, issue=0, copies=()) for n, e in board.engines.items()},
+        engines={
+            n: replace(e, issue=0, copies=(), queue=None, chunk=0, row_transfers=False)
+            for n, e in board.engines.items()
+        },
         kernels={n: replace(k, call=0, per_output=0.0, cold=0) for n, k in board.kernels.items()},
     )
 
@@ -362,3 +365,64 @@ def test_copy_kinds_outputs_and_cold_calls() -> None:
     assert got == g.call + math.ceil(20 * po) + math.ceil(200 / rate)
     t = simulate(real, [Compute("conv", 80000, 2, 0, 800, 1)])
     assert t.total == warm + k.cold
+
+
+def _ram_board(**kw: object) -> Board:
+    """SIRACUSA with its L3 engine at round numbers: 100 cycles setup, 1 byte
+    a cycle, no per-kind costs, an unbounded queue, then `kw`."""
+    ram = replace(
+        SIRACUSA.engines["ram"],
+        setup=100,
+        bandwidth=1.0,
+        issue=0,
+        copies=(),
+        queue=None,
+        chunk=0,
+        row_transfers=False,
+    )
+    return replace(SIRACUSA, engines={**SIRACUSA.engines, "ram": replace(ram, **kw)})
+
+
+def test_a_bounded_queue_makes_the_cluster_wait_to_issue() -> None:
+    """queue 0: the cluster waits for each copy (synchronous); queue 1: a copy
+    is issued once the one before it has landed; unbounded: never waits.
+    Copies of 900 bytes take 100 + 900 = 1,000 cycles; a compute of c."""
+    c = mac(SIRACUSA, "gemm", MACS)
+    ops: list[Event] = [
+        Transfer("ram", 900, "a"),
+        Transfer("ram", 900, "b"),
+        Compute("gemm", MACS),
+        Wait("a"),
+        Wait("b"),
+    ]
+    # synchronous: 1,000 + 1,000 and then the compute
+    assert simulate(_ram_board(queue=0), ops).total == 2000 + c
+    # one in flight: b's issue waits for a (1,000), b flies under the compute
+    assert simulate(_ram_board(queue=1), ops).total == 1000 + max(1000, c)
+    # two or more, or unbounded: both fly under the compute
+    for q in (2, 8, None):
+        assert simulate(_ram_board(queue=q), ops).total == max(2000, c)
+
+
+def test_chunks_and_rows_are_transfers_of_their_own() -> None:
+    """A copy over `chunk` bytes is several transfers, a 2-D copy on an engine
+    with `row_transfers` one per row: each pays the setup (100) and the
+    cluster's issue (here 150 for each)."""
+    b = _ram_board(chunk=1000)
+    # 2,500 bytes: 1,000 + 1,000 + 500, three setups
+    t = simulate(b, [Transfer("ram", 2500, "a", "in-1d"), Wait("a")])
+    assert t.dma_busy["ram"] == 3 * 100 + 2500
+    # 4 rows of 50 bytes: one transfer unless rows go apart
+    assert simulate(b, [Transfer("ram", 200, "a", "in-2d", 4)]).dma_busy["ram"] == 300
+    rows = _ram_board(row_transfers=True, issue=150, queue=8)
+    t = simulate(rows, [Transfer("ram", 200, "a", "in-2d", 4), Wait("a")])
+    assert t.dma_busy["ram"] == 4 * (100 + 50)
+    # each row issued 150 cycles after the one before (the engine, 150 a
+    # row, keeps up): the last one issued at 600 ends at 750
+    assert t.total == 4 * 150 + 150
+    # a full queue: with queue 1 each row is issued once the one before landed
+    t = simulate(
+        replace(rows, engines={**rows.engines, "ram": replace(rows.engines["ram"], queue=1)}),
+        [Transfer("ram", 200, "a", "in-2d", 4), Wait("a")],
+    )
+    assert t.total == 4 * (150 + 150)

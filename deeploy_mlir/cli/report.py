@@ -346,6 +346,10 @@ def cmd_board(args: argparse.Namespace) -> int:
         print(f"  {lv}: {size} bytes")
     for e in b.engines.values():
         shared = ", one transfer per request" if e.shared_request else ""
+        if e.queue is not None:
+            shared += f", queues {e.queue} transfers" if e.queue else ", synchronous"
+        shared += f", {e.chunk}-byte transfers" if e.chunk else ""
+        shared += ", 2-D rows apart" if e.row_transfers else ""
         print(
             f"  engine {e.name}: {e.hop[0]} <-> {e.hop[1]}, {e.bandwidth:g} B/cycle, "
             f"{e.setup} cycles setup, {e.issue} cycles issue, rank {e.rank}{shared}"

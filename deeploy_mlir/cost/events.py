@@ -2,12 +2,18 @@
 
 A schedule is what the cluster issues, in order:
 
-- `Transfer(engine, bytes, token, kind)` queues a copy on the engine's FIFO.
-  Issuing costs the cluster the engine's `issue` cycles (programming it and
-  waiting for it; 0 unless the board says). The copy starts when the engine
-  is free and not before it was issued, and takes `setup + ceil(bytes /
-  bandwidth)` cycles, the setup and bandwidth of its kind (direction and
-  rank, "in-1d" ...) where the board gives them (`Engine.copy_cost`).
+- `Transfer(engine, bytes, token, kind, rows)` queues a copy on the engine's
+  FIFO as one transfer, or several (`pieces`: a 2-D copy's rows apart on an
+  engine with `row_transfers`, chunks of at most the engine's `chunk`
+  bytes). Issuing each costs the cluster the engine's `issue` cycles
+  (programming it; 0 unless the board says). A transfer starts when the
+  engine is free and not before it was issued, and takes `setup + ceil(bytes
+  / bandwidth)` cycles, the setup and bandwidth of its kind (direction and
+  rank, "in-1d" ...) where the board gives them (`Engine.copy_cost`). An
+  engine with a bounded `queue` makes the cluster wait, before it programs a
+  transfer, until fewer than `queue` of its transfers are queued or running
+  (GVSoC's HyperBus interface: 8 per transfer id); `queue` 0 is a
+  synchronous copy, the cluster waiting for each transfer's end.
 - `Compute(family, macs, calls, units, outputs, cold)` runs on the whole
   cluster from the current cluster time for `calls x call + cold x
   family.cold + ceil(outputs_b x per_output) + ceil(macs_b /
@@ -49,6 +55,7 @@ class Transfer:
     bytes: int
     token: str
     kind: str | None = None  # "in-1d", "out-2d", ... (None: the engine's setup/bandwidth)
+    rows: int = 1  # rows of a 2-D copy (an engine with `row_transfers` moves each apart)
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,23 @@ def transfer_cycles(engine: Engine, nbytes: int, kind: str | None = None) -> int
     setup, bandwidth = engine.copy_cost(kind)
     bw = exact(bandwidth)  # ceil(nbytes / bw) in integers: -(-a // b) = ceil(a / b)
     return setup + -(-nbytes * bw.denominator // bw.numerator)
+
+
+def pieces(engine: Engine, nbytes: int, rows: int = 1) -> list[int]:
+    """The bytes of each transfer the engine makes of one copy of `nbytes` in
+    `rows` rows: one, unless it moves 2-D rows apart (`row_transfers`) or in
+    chunks of at most `chunk` bytes."""
+    rows = rows if engine.row_transfers and rows > 1 else 1
+    row, extra = divmod(nbytes, rows)
+    out: list[int] = []
+    for r in range(rows):
+        n = row + (1 if r < extra else 0)
+        if engine.chunk and n > engine.chunk:
+            full, last = divmod(n, engine.chunk)
+            out += [engine.chunk] * full + ([last] if last else [])
+        else:
+            out.append(n)
+    return out
 
 
 def compute_cycles(
@@ -141,28 +165,50 @@ class Simulator:
         self.busy = dict.fromkeys(board.engines, 0)
         self.done: dict[Hashable, int] = {}  # token -> when its last transfer so far lands
         self.computing = 0
-        self._transfer: dict[tuple[str, int, str | None], int] = {}
+        self._transfer: dict[tuple[str, int, str | None, int], tuple[int, ...]] = {}
         self._compute: dict[tuple[str, int, int, int, int, int], int] = {}
+        #: per engine with a bounded queue: the ends of its transfers, in order
+        self.queued: dict[str, list[int]] = {}
 
-    def transfer(self, engine: str, nbytes: int, token: Hashable, kind: str | None = None) -> int:
+    def transfer(
+        self, engine: str, nbytes: int, token: Hashable, kind: str | None = None, rows: int = 1
+    ) -> int:
         """Queue a copy; returns the cycles it keeps `engine` busy."""
-        cycles = self._transfer.get((engine, nbytes, kind))
-        if cycles is None:
+        key = (engine, nbytes, kind, rows)
+        each = self._transfer.get(key)
+        if each is None:
             if engine not in self.board.engines:
                 raise ValueError(
                     f"transfer on engine '{engine}': board '{self.board.name}' "
                     f"has engines {', '.join(self.board.engines)}"
                 )
-            cycles = transfer_cycles(self.board.engines[engine], nbytes, kind)
-            self._transfer[(engine, nbytes, kind)] = cycles
-        # the cluster programs the engine before the copy starts
-        self.now += self.board.engines[engine].issue
-        end = max(self.free[engine], self.now) + cycles
-        self.free[engine] = end
-        self.busy[engine] += cycles
+            e = self.board.engines[engine]
+            each = tuple(transfer_cycles(e, n, kind) for n in pieces(e, nbytes, rows))
+            self._transfer[key] = each
+        e = self.board.engines[engine]
+        end = 0
+        for cycles in each:
+            if e.queue:
+                # the cluster waits for room in the engine's queue: until
+                # fewer than `queue` transfers are queued or running
+                ends = self.queued.setdefault(engine, [])
+                while ends and ends[0] <= self.now:
+                    ends.pop(0)
+                if len(ends) >= e.queue:
+                    self.now = ends[len(ends) - e.queue]
+                    del ends[: len(ends) - e.queue + 1]
+            # the cluster programs the engine before the transfer starts
+            self.now += e.issue
+            end = max(self.free[engine], self.now) + cycles
+            self.free[engine] = end
+            self.busy[engine] += cycles
+            if e.queue == 0:
+                self.now = end  # a synchronous copy
+            elif e.queue is not None:
+                self.queued[engine].append(end)
         if end > self.done.get(token, 0):
             self.done[token] = end
-        return cycles
+        return sum(each)
 
     def wait(self, token: Hashable) -> int:
         """Advance the cluster to the end of `token`'s transfers; returns the stall."""
@@ -208,8 +254,8 @@ def simulate(board: Board, events: Iterable[Event]) -> Timeline:
     for i, ev in enumerate(events):
         try:
             match ev:
-                case Transfer(engine=name, bytes=nbytes, token=token, kind=kind):
-                    sim.transfer(name, nbytes, token, kind)
+                case Transfer(engine=name, bytes=nbytes, token=token, kind=kind, rows=rows):
+                    sim.transfer(name, nbytes, token, kind, rows)
                 case Wait(token=token):
                     sim.wait(token)
                 case Compute(

@@ -284,7 +284,11 @@ class _Walker:
         except ValueError as e:
             raise DeeployError(f"cost model: {e}") from None
         nbytes, sim = o.bytes(), self.sim
-        kind = f"{'in' if o.is_in else 'out'}-{'1d' if len(o.pattern()) == 1 else '2d'}"
+        dims = o.pattern()
+        kind = f"{'in' if o.is_in else 'out'}-{'1d' if len(dims) == 1 else '2d'}"
+        rows = 1
+        for d in dims[:-1]:
+            rows *= d.count
         count = self.hops.setdefault(f"{o.src_level}->{o.dst_level}", [0, 0])
         if o.on is None:
             token = o.token
@@ -294,7 +298,7 @@ class _Walker:
                 self.own[token] = self.issues
                 count[0] += 1
                 count[1] += nbytes
-                sim.transfer(engine, nbytes, (token, self.issues), kind)
+                sim.transfer(engine, nbytes, (token, self.issues), kind, rows)
 
             return own
         (key,) = self.keys(o.token, None)
@@ -302,7 +306,7 @@ class _Walker:
         def on_request() -> None:
             count[0] += 1
             count[1] += nbytes
-            sim.transfer(engine, nbytes, key(), kind)
+            sim.transfer(engine, nbytes, key(), kind, rows)
 
         return on_request
 

@@ -24,6 +24,7 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Operation
 
+from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.memory.buffers import arg_kind, arg_name, level_of, nbytes, step_functions
 from deeploy_mlir.memory.planner import Buffer, plan_greedy
@@ -64,8 +65,16 @@ def _last_use(alloc: memref.AllocOp, index: dict[Operation, int]) -> int:
     allocated inside a loop body lives within one iteration."""
     block = alloc.parent_block()
     end = index[alloc]
+    users: list[Operation] = []
     for u in T.uses_through_views(alloc.memref):
-        o: Operation | None = u.operation
+        users.append(u.operation)
+        c = u.operation
+        if isinstance(c, dma.CopyOp) and c.src_level != "L3" and c.dst_level == "L3":
+            # a store to L3 reads its source until its wait (l3-overlap
+            # moves that wait below the next op)
+            users += [w.operation for w in c.token.uses]
+    for user in users:
+        o: Operation | None = user
         while o is not None and o.parent_block() is not block:
             o = o.parent_op()
         assert o is not None, "a use outside the block of its alloc"

@@ -198,6 +198,12 @@ class TileSelect(ModulePass):
             if self.buffers > 1 and self.solver != "untiled" and self.fallback
             else None
         )
+        # with several L2 buffers per stage tile: the one-buffer stage tiles beside it
+        one_stage = (
+            replace(sel, l3_buffers=1, cache={})
+            if self.l3_buffers > 1 and self.solver != "untiled"
+            else None
+        )
         stopped: list[Attribute] = []
         fns = step_functions(op)
         n_ops = sum(
@@ -224,6 +230,17 @@ class TileSelect(ModulePass):
                             f"{where} ({o.name}) has no iteration space and cannot be tiled"
                         )
                     outer, stage_buffers, why_outer = sel.select_outer(o, where, stage_budget)
+                    if one_stage is not None and outer is not None and stage_buffers > 1:
+                        # one stage buffer's larger stage tiles, when the
+                        # cycle model finds them faster than two overlapped
+                        alt, _, why_alt = one_stage.select_outer(o, where, stage_budget)
+                        if (
+                            alt is not None
+                            and alt != outer
+                            and sel.stage_cycles(o, where, alt, 1)
+                            < sel.stage_cycles(o, where, outer, stage_buffers)
+                        ):
+                            outer, stage_buffers, why_outer = alt, 1, why_alt
                     tiles, why = sel.select(o, where, outer)
                     kept = None
                     if single is not None:

@@ -12,6 +12,10 @@ A board is a YAML file (`deeploy_mlir/targets/boards/<name>.yaml`, or any path):
               copies: {in-1d: {setup: 80, bandwidth: 8.0}, out-2d: {...}}}
                                 # copies: optional, per direction (in: towards the
                                 # smaller level) and rank; the others use setup/bandwidth
+      ram: {..., queue: 8,      # optional (unbounded): transfers queued before an
+                                # issue waits (0: synchronous copies)
+            chunk: 32768,       # optional (0: any): bytes per transfer, each its setup
+            row_transfers: true}  # optional (false): a 2-D copy is a transfer per row
       ram: {hop: L3-L2, bandwidth: 1.0, setup: 300, rank: 2, shared_request: false}
     kernels:
       gemm: {macs_per_cycle_per_core: 0.5, call: 300,   # call: optional (0)
@@ -105,6 +109,17 @@ class Engine:
     #: per copy kind (COPY_KINDS) its own (setup, bandwidth); a kind not
     #: given uses `setup` and `bandwidth`
     copies: tuple[tuple[str, int, float], ...] = ()
+    #: how the engine queues its transfers (None: an unbounded FIFO, issuing
+    #: never waits): issuing a transfer waits until fewer than `queue` are
+    #: queued or running (0: until the transfer itself is done: a synchronous
+    #: copy). Each transfer costs the cluster `issue`.
+    queue: int | None = None
+    #: bytes per transfer (0: any): a larger copy is several transfers, each
+    #: with its own setup
+    chunk: int = 0
+    #: a 2-D copy is one transfer (or `chunk`s) per row, each with its setup
+    #: (a 2-D copy done row by row in software), not one 2-D transfer
+    row_transfers: bool = False
 
     def copy_cost(self, kind: str | None) -> tuple[int, float]:
         """(setup, bandwidth) of one copy of `kind` ("in-1d" ...; None: the engine's)."""
@@ -270,7 +285,10 @@ def _engines(c: _Checker, doc: Any) -> dict[str, Engine]:
     for en, e in c.named(doc, "engines", "engine names").items():
         p = f"engines.{en}"
         e = c.mapping(
-            e, p, ("hop", "bandwidth", "setup", "rank", "shared_request"), ("issue", "copies")
+            e,
+            p,
+            ("hop", "bandwidth", "setup", "rank", "shared_request"),
+            ("issue", "copies", "queue", "chunk", "row_transfers"),
         )
         hop = e["hop"]
         if hop not in HOPS:
@@ -288,6 +306,9 @@ def _engines(c: _Checker, doc: Any) -> dict[str, Engine]:
             c.boolean(e["shared_request"], f"{p}.shared_request"),
             c.integer(e.get("issue", 0), f"{p}.issue", 0),
             _copies(c, e.get("copies", {}), f"{p}.copies"),
+            None if e.get("queue") is None else c.integer(e["queue"], f"{p}.queue", 0),
+            c.integer(e.get("chunk", 0), f"{p}.chunk", 0),
+            c.boolean(e.get("row_transfers", False), f"{p}.row_transfers"),
         )
     for hop in HOPS:
         if hop not in by_hop:

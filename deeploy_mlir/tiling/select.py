@@ -112,6 +112,16 @@ class Selector:
             return dims, self.l3_buffers, ""
         # stage tiles keep the spatial dims whole (L1 tiles may still split them)
         whole = whole_dims(o) | {w.out_dim for w in space.tiled_windows()}
+        if space.accumulate:
+            # and, where they fit, the dims an output summed over an
+            # accumulating reduction does not index: the L1 tiles may then
+            # accumulate within a stage tile (a stage split of such a dim
+            # would add the same terms once per stage tile; `select` keeps
+            # the reductions whole inside a stage tile that splits one)
+            summed = whole | summed_whole(space, tile_operands(o))
+            least = [size if d in summed else 1 for d, size in enumerate(dims)]
+            if footprint(least, ops3, 1) <= stage_budget:
+                whole = summed
         smallest = [size if d in whole else 1 for d, size in enumerate(dims)]
         buffers = self.l3_buffers
         if footprint(smallest, ops3, buffers) > stage_budget:
@@ -134,6 +144,24 @@ class Selector:
             self.cache[key] = self._solve(dims, whole, ops3, budget, self.stage_model)
         tiles, why = self.cache[key]
         return list(tiles), buffers, why
+
+    def stage_cycles(
+        self, o: T.TrainingComputeOp, where: str, outer: list[int], buffers: int
+    ) -> int:
+        """An estimate of `o`'s cycles with stage tiles `outer` and `buffers`
+        L2 buffers per stage tile: the stage tiles' L3 transfers T (serial,
+        the stage model), the compute C of the L1 tile loops of every stage
+        tile (each as the first); one buffer: T + C; two: the transfers
+        overlap the compute but the first fetch, max(T, C) + T / stage tiles."""
+        assert isinstance(o, T.IterationSpaceInterface) and self.stage_model is not None
+        dims = list(o.iteration_space().dims)
+        n = 1
+        for d, t in zip(dims, outer, strict=True):
+            n *= -(-d // t)
+        t3 = self.stage_model.cycles(dims, outer, tile_operands(o, in_l3))
+        tiles, _ = self.select(o, where, outer)
+        c = n * self.cycles(o, tiles, outer)
+        return max(t3, c) + t3 // n if buffers > 1 else t3 + c
 
     def _solve(
         self,
@@ -170,6 +198,11 @@ class Selector:
             steps.append(plain_acc)
         steps += [{w.out_dim} for w in windows]
         base = whole_dims(o) - set(space.accumulate)
+        # inside a stage tile (`dims` below the op's) that splits a dim some
+        # summed output does not index, the reductions stay whole
+        if any(dims[d] < space.dims[d] for d in summed_whole(space, ops)):
+            base |= set(space.accumulate)
+            steps = [s - base for s in steps if s - base]
         whole: set[int] = set()
         need = 0
         for k in range(len(steps) + 1):

@@ -2,10 +2,22 @@
  * the uDMA HyperBus interface (udma hyper v3 as GVSoC models it: from uDMA
  * peripheral DM_HYPER_PERIPH on, one register space per transfer id, then a
  * common one; siracusa: peripheral 4, 2 ids; pulp-open: peripheral 8, 8 ids;
- * gvsoc.mk defines them for the target). Each copy is
- * programmed on transfer id 0, from whichever core calls it (FC or cluster
- * core 0); a cluster copy (pi_cl_ram_copy, _2d) returns with its last chunk
- * in flight and pi_cl_ram_copy_wait polls until the interface is idle. */
+ * gvsoc.mk defines them for the target). Each copy is programmed on transfer
+ * id 0, from whichever core calls it (FC or cluster core 0), in chunks of at
+ * most DM_HYPER_CHUNK bytes (a 2-D copy: each row its own chunks).
+ *
+ * A transfer id queues up to DM_HYPER_FIFO programmed transfers (the model's
+ * HYPER_FIFO_DEPTH: the registers are latched when the transfer is enabled)
+ * and runs them in order, one at a time on the one HyperBus. A cluster copy
+ * (pi_cl_ram_copy, _2d) enqueues its chunks and returns; it waits only while
+ * the queue is full. pi_cl_ram_copy_wait waits for that request's own
+ * chunks: the id's STATUS counts the transfers not yet done (bits 1-8), so
+ * with the number enqueued so far the chunks done are known; the request
+ * remembers the count after its last chunk. One id keeps every copy in issue
+ * order: a fetch issued after a write-back of the same bytes reads them
+ * written (the second id of siracusa would let a fetch pass queued
+ * write-backs on the bus, but then that order would have to be proven by
+ * the waits). */
 #include <string.h>
 
 #include "bsp/ram.h"
@@ -118,23 +130,51 @@ int pi_ram_free(struct pi_device *device, uint32_t addr, uint32_t size)
     return 0;
 }
 
+/* transfers a transfer id queues (udma_hyper_v3's HYPER_FIFO_DEPTH) */
+#define DM_HYPER_FIFO 8u
+/* transfers enqueued on id 0 so far (wraps: only differences are used) */
+static uint32_t dm_hyper_issued;
+
+/* transfers on id 0 not yet done (STATUS: bit 0 busy, bits 1-8 the count) */
+static inline uint32_t dm_hyper_pending(void)
+{
+    return (rd(DM_HYPER_CH(0) + R_STATUS) >> 1) & 0xffu;
+}
+
+/* until every transfer enqueued so far is done and the interface is idle */
 static void dm_hyper_wait(void)
 {
     while (rd(DM_HYPER_CH(0) + R_STATUS) != 0u) {
     }
 }
 
-/* Copies `size` bytes in chunks on transfer id 0, each chunk started once the
- * interface is idle (the copy before it, this one's or an earlier call's,
- * has landed); the last chunk is left in flight: the caller waits for it
- * (dm_hyper_wait: pi_cl_ram_copy_wait, or the next copy's start), so that
- * the cluster computes while it lands. */
-static void dm_hyper_copy_async(uint32_t l3, uint32_t l2, uint32_t size, int read)
+/* until the first `seq` transfers ever enqueued are done (the ones after them
+ * may still be queued or on the bus); the last one enqueued: the interface
+ * idle, as dm_hyper_wait */
+static void dm_hyper_wait_seq(uint32_t seq)
+{
+    for (;;) {
+        uint32_t issued = dm_hyper_issued;
+        uint32_t pending = dm_hyper_pending();
+        if (pending == 0u) {
+            dm_hyper_wait();
+            return;
+        }
+        if ((int32_t)(issued - pending - seq) >= 0) {
+            return;
+        }
+    }
+}
+
+/* Enqueues `size` bytes in chunks on transfer id 0, each once the queue has
+ * room; returns the transfer count after the last chunk. */
+static uint32_t dm_hyper_copy_async(uint32_t l3, uint32_t l2, uint32_t size, int read)
 {
     while (size > 0u) {
         uint32_t n = size < DM_HYPER_CHUNK ? size : DM_HYPER_CHUNK;
         uint32_t ch = DM_HYPER_CH(0);
-        dm_hyper_wait();
+        while (dm_hyper_pending() >= DM_HYPER_FIFO) {
+        }
         wr(ch + R_TWD_ACT, 0u);
         wr(ch + R_TWD_COUNT, 0u);
         wr(ch + R_TWD_STRIDE, 0u);
@@ -152,16 +192,17 @@ static void dm_hyper_copy_async(uint32_t l3, uint32_t l2, uint32_t size, int rea
             wr(ch + R_TX_SIZE, n);
             wr(ch + R_TX_CFG, CFG_EN);
         }
+        dm_hyper_issued++;
         l3 += n;
         l2 += n;
         size -= n;
     }
+    return dm_hyper_issued;
 }
 
 static void dm_hyper_copy(uint32_t l3, uint32_t l2, uint32_t size, int read)
 {
-    dm_hyper_copy_async(l3, l2, size, read);
-    dm_hyper_wait();
+    dm_hyper_wait_seq(dm_hyper_copy_async(l3, l2, size, read));
 }
 
 void pi_ram_read(struct pi_device *device, uint32_t pi_ram_addr, void *data, uint32_t size)
@@ -180,7 +221,7 @@ void pi_cl_ram_copy(struct pi_device *device, uint32_t pi_ram_addr, void *addr, 
                     int ext2loc, pi_cl_ram_req_t *req)
 {
     (void)device;
-    dm_hyper_copy_async(pi_ram_addr, (uint32_t)addr, size, ext2loc);
+    req->seq = dm_hyper_copy_async(pi_ram_addr, (uint32_t)addr, size, ext2loc);
     req->done = 1u;
 }
 
@@ -189,20 +230,23 @@ void pi_cl_ram_copy_2d(struct pi_device *device, uint32_t pi_ram_addr, void *add
 {
     (void)device;
     uint32_t l2 = (uint32_t)addr;
+    uint32_t seq = dm_hyper_issued;
     while (size > 0u) {
         uint32_t n = size < length ? size : length;
-        dm_hyper_copy_async(pi_ram_addr, l2, n, ext2loc);
+        seq = dm_hyper_copy_async(pi_ram_addr, l2, n, ext2loc);
         pi_ram_addr += stride;
         l2 += n;
         size -= n;
     }
+    req->seq = seq;
     req->done = 1u;
 }
 
-/* One transfer id: the interface idle means every copy issued has landed
- * (this request's and any issued after it). */
+/* Until this request's chunks are done (the copies issued after it may still
+ * fly); a request nothing was issued on returns at once. */
 void pi_cl_ram_copy_wait(pi_cl_ram_req_t *req)
 {
-    (void)req;
-    dm_hyper_wait();
+    if (req->done) {
+        dm_hyper_wait_seq(req->seq);
+    }
 }
