@@ -17,7 +17,7 @@ import onnx.defs
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from deeploy_mlir.frontend import onnx_import  # noqa: F401 (the op families register)
+import deeploy_mlir.frontend.onnx_import  # noqa: F401 (the op families register)
 from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend import onnx_schemas
 from deeploy_mlir.frontend.core import OPSETS, REGISTRY, schema_names
@@ -216,10 +216,10 @@ def test_wrong_attribute_type_still_refused(tmp_path: Path) -> None:
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     onnx.save(m, str(tmp_path / "m.onnx"))
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    cmd = [sys.executable, "-m", "deeploy_mlir.cli", "lower", str(tmp_path / "m.onnx")]
     for _ in range(2):  # cache empty, then filled
         r = subprocess.run(
-            [sys.executable, "-m", "deeploy_mlir.cli", "lower", str(tmp_path / "m.onnx")]
-            + ["-o", str(tmp_path / "out")],
+            [*cmd, "-o", str(tmp_path / "out")],
             capture_output=True,
             text=True,
             env=env,
