@@ -357,9 +357,7 @@ def test_cli_choices_agree_with_the_passes() -> None:
     assert typing.get_args(hints["buffering"]) == BUFFERINGS
 
 
-def _imported_modules(
-    args: list[str], tmp: Path, env: dict[str, str] | None = None
-) -> set[str]:
+def _imported_modules(args: list[str], tmp: Path, env: dict[str, str] | None = None) -> set[str]:
     """Every module imported by one CLI call (in a fresh process)."""
     code = (
         "import sys\n"
