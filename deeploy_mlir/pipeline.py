@@ -12,7 +12,6 @@ from typing import Any, Literal
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.transforms import get_all_passes
 from xdsl.utils.exceptions import ArgSpecParseError, VerifyException
 
 from deeploy_mlir.config import BUFFERINGS, TILINGS, CompileConfig
@@ -159,6 +158,8 @@ def print_pipeline(passes: Sequence[ModulePass]) -> str:
 
 
 def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    from xdsl.transforms import get_all_passes  # only for a pipeline given as text
+
     out = dict(get_all_passes())
     out.update(PASSES)
     return out

@@ -12,11 +12,13 @@ rich is imported only when the display is on.
 from __future__ import annotations
 
 import contextlib
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
 
 _display: _Display | None = None
 #: inside `nested()`, stages are details of the caller's stage (no kept lines)
@@ -144,6 +146,8 @@ def run_lines(
     """subprocess.run(cmd, capture_output=True, text=True, timeout=timeout),
     with `on_line` called on each stdout line as it comes while the display
     is on (stderr is read at the end)."""
+    import subprocess
+
     if _display is None:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     import tempfile

@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
-from xdsl.universe import Universe
+
+if TYPE_CHECKING:
+    from xdsl.universe import Universe
 
 
 def _training() -> Dialect:
@@ -120,4 +123,18 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "kernel-select": _kernel_select,
 }
 
-DEEPLOY_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)
+
+def __getattr__(name: str) -> Any:
+    """`DEEPLOY_UNIVERSE`, the `xdsl.universe` entry point, made when xdsl
+    asks for it: xdsl.universe imports xdsl.transforms and xdsl.targets,
+    which a compile does not use (issue 22's start-up)."""
+    if name == "DEEPLOY_UNIVERSE":
+        return universe()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def universe() -> Universe:
+    """deeploy-mlir's dialects and passes as an xdsl Universe."""
+    from xdsl.universe import Universe
+
+    return Universe(all_dialects=DIALECTS, all_passes=PASSES)

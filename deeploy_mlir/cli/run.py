@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -84,6 +83,8 @@ def _gvsoc_build_and_run(args: argparse.Namespace, project_dir: Path) -> str:
 def build_and_run(project_dir: Path, on: str = "host", target: str = "pulp-open") -> str:
     """Build the project with its Makefile and run it; returns its stdout.
     `gvsoc`: on the GVSoC model of `target` (docs/gvsoc.md), default limits."""
+    import subprocess
+
     if on == "gvsoc":
         from deeploy_mlir.targets import gvsoc
 

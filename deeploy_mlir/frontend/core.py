@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import onnx
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -40,11 +39,13 @@ from xdsl.utils.exceptions import VerifyException
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
+from deeploy_mlir.frontend import onnx_schemas
 
 ONNX_DTYPES: dict[int, tuple[Attribute, type[np.generic]]] = {
-    onnx.TensorProto.FLOAT: (f32, np.float32),
-    onnx.TensorProto.INT64: (i64, np.int64),
-    onnx.TensorProto.BOOL: (i1, np.bool_),
+    pb.TensorProto.FLOAT: (f32, np.float32),
+    pb.TensorProto.INT64: (i64, np.int64),
+    pb.TensorProto.BOOL: (i1, np.bool_),
 }
 ONNX_DTYPES_BY_NP: dict[Any, Attribute] = {np.float32: f32, np.int64: i64, np.bool_: i1}
 
@@ -106,11 +107,11 @@ def tensor_type(shape: Sequence[int], elem: Attribute) -> TensorType[Attribute]:
     return TensorType(elem, list(shape))
 
 
-def attrs(node: onnx.NodeProto) -> dict[str, Any]:
-    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+def attrs(node: pb.NodeProto) -> dict[str, Any]:
+    return {a.name: pb.attribute_value(a) for a in node.attribute}
 
 
-def node_label(node: onnx.NodeProto, index: int | None = None) -> str:
+def node_label(node: pb.NodeProto, index: int | None = None) -> str:
     name = node.name or next((o for o in node.output if o), None)
     if name is None:
         name = f"#{index}" if index is not None else "?"
@@ -122,12 +123,12 @@ def ssa_name(name: str) -> str:
     return out if out and not out[0].isdigit() else f"v{out}"
 
 
-def domain_of(node: onnx.NodeProto) -> str:
+def domain_of(node: pb.NodeProto) -> str:
     """The node's domain as the registry keys it ("" for the default domain)."""
     return "" if node.domain in ("", "ai.onnx") else node.domain
 
 
-def default_opset(model: onnx.ModelProto) -> int:
+def default_opset(model: pb.ModelProto) -> int:
     return max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
 
 
@@ -167,10 +168,10 @@ class Result:
 # --------------------------------------------------------------------------
 
 
-Handler = Callable[["Importer", onnx.NodeProto], None]
+Handler = Callable[["Importer", pb.NodeProto], None]
 #: a folder that returns True has evaluated the node at import time (all its
 #: inputs constant: shape arithmetic)
-Folder = Callable[["Importer", onnx.NodeProto], bool]
+Folder = Callable[["Importer", pb.NodeProto], bool]
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ def handles(
     """Register an importer function for ONNX op types ("Gemm",
     "com.microsoft:ReluGrad"). `schema`: the default-domain op whose
     attributes a com.microsoft op shares ("Conv" for ConvGrad);
-    `attributes`: {name: onnx.AttributeProto type} of an op no ONNX schema
+    `attributes`: {name: pb.AttributeProto type} of an op no ONNX schema
     describes; `optional_outputs`: a node naming none of its outputs is legal."""
 
     def deco(f: Handler) -> Handler:
@@ -213,11 +214,11 @@ def handles(
     return deco
 
 
-def entry_of(node: onnx.NodeProto) -> OpEntry | None:
+def entry_of(node: pb.NodeProto) -> OpEntry | None:
     return REGISTRY.get((domain_of(node), node.op_type))
 
 
-def attribute_types(node: onnx.NodeProto, opset: int) -> dict[str, int]:
+def attribute_types(node: pb.NodeProto, opset: int) -> dict[str, int]:
     """The attribute types the op's registration or ONNX schema declares ({}:
     none known)."""
     entry = entry_of(node)
@@ -226,11 +227,18 @@ def attribute_types(node: onnx.NodeProto, opset: int) -> dict[str, int]:
     name = node.op_type if domain_of(node) == "" else (entry.schema if entry else None)
     if name is None:
         return {}
-    try:
-        schema = onnx.defs.get_schema(name, opset, "")
-    except onnx.defs.SchemaError:
-        return {}
-    return {k: int(v.type) for k, v in schema.attributes.items()}
+    return onnx_schemas.attribute_types(name, opset, schema_names(), OPSETS) or {}
+
+
+#: the opsets the frontend accepts
+OPSETS = range(MIN_OPSET, MAX_OPSET + 1)
+
+
+def schema_names() -> list[str]:
+    """The default-domain ops whose ONNX schemas type the registered ops' attributes."""
+    names = {op for (dom, op), e in REGISTRY.items() if dom == "" and e.attributes is None}
+    names |= {e.schema for e in REGISTRY.values() if e.schema is not None and e.attributes is None}
+    return sorted(names)
 
 
 # --------------------------------------------------------------------------
@@ -240,8 +248,8 @@ def attribute_types(node: onnx.NodeProto, opset: int) -> dict[str, int]:
 
 @dataclass
 class Importer:
-    train: onnx.ModelProto
-    opt: onnx.ModelProto | None
+    train: pb.ModelProto
+    opt: pb.ModelProto | None
     given_params: dict[str, np.ndarray] | None
     source: str
     env: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
@@ -272,7 +280,7 @@ class Importer:
         return {r.name for r in self.results if r.updates is not None}
 
     # -- reading a node's inputs ----------------------------------------------
-    def value(self, node: onnx.NodeProto, i: int) -> SSAValue:
+    def value(self, node: pb.NodeProto, i: int) -> SSAValue:
         name = self.input_name(node, i)
         if name in self.env:
             return self.env[name]
@@ -285,7 +293,7 @@ class Importer:
             return v
         raise DeeployError(f"{node_label(node)}: input '{name}' is not defined before use")
 
-    def input_name(self, node: onnx.NodeProto, i: int) -> str:
+    def input_name(self, node: pb.NodeProto, i: int) -> str:
         """The name of input #i, which the node must have."""
         if i >= len(node.input) or not node.input[i]:
             raise DeeployError(
@@ -293,7 +301,7 @@ class Importer:
             )
         return node.input[i]
 
-    def static_ints(self, node: onnx.NodeProto, i: int) -> list[int]:
+    def static_ints(self, node: pb.NodeProto, i: int) -> list[int]:
         name = self.input_name(node, i)
         if name not in self.inits:
             raise DeeployError(
@@ -321,7 +329,7 @@ class Importer:
 
     def emit(
         self,
-        node: onnx.NodeProto,
+        node: pb.NodeProto,
         cls: type[T.TrainingComputeOp],
         ins: Sequence[SSAValue],
         props: Props | None = None,
@@ -353,7 +361,7 @@ class Importer:
 
     def emit_typed(
         self,
-        node: onnx.NodeProto,
+        node: pb.NodeProto,
         cls: type[T.TrainingComputeOp],
         ins: Sequence[SSAValue],
         out_types: Sequence[Attribute],
@@ -372,7 +380,7 @@ class Importer:
         self.builder.insert(op)
         return list(op.res)
 
-    def bind(self, node: onnx.NodeProto, values: Sequence[SSAValue]) -> None:
+    def bind(self, node: pb.NodeProto, values: Sequence[SSAValue]) -> None:
         for name, v in zip(node.output, values, strict=False):
             if name:
                 self.env[name] = v
@@ -383,7 +391,7 @@ class Importer:
             v.name_hint = ssa_name(name)
             self.env[name] = v
 
-    def reshape_to(self, node: onnx.NodeProto, x: SSAValue, shape: Sequence[int]) -> None:
+    def reshape_to(self, node: pb.NodeProto, x: SSAValue, shape: Sequence[int]) -> None:
         """Bind the node's output to x under `shape` (resolved, non-negative):
         x itself when the shape is x's, else a `training.reshape` of it."""
         out = node.output[0]

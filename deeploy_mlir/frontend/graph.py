@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import (
     MAX_OPSET,
     MAX_TENSOR_BYTES,
@@ -43,12 +42,12 @@ from deeploy_mlir.frontend.core import (
 # --------------------------------------------------------------------------
 
 
-def load_onnx(path: Path) -> onnx.ModelProto:
+def load_onnx(path: Path) -> pb.ModelProto:
     if not path.is_file():
         why = "not a regular file" if path.exists() else "no such file"
         raise DeeployError(f"{path}: {why}")
     try:  # external data is refused below: nothing is read from paths a model names
-        model = onnx.load(str(path), load_external_data=False)
+        model = pb.load(str(path))
     except Exception as e:  # protobuf raises several types
         raise DeeployError(f"{path}: not an ONNX model ({type(e).__name__})") from None
     if not model.graph.node and not model.graph.input:
@@ -59,7 +58,7 @@ def load_onnx(path: Path) -> onnx.ModelProto:
     return model
 
 
-def _names(model: onnx.ModelProto) -> Iterator[object]:
+def _names(model: pb.ModelProto) -> Iterator[object]:
     """Every name and string in the model's graph and opsets."""
     g = model.graph
     yield from (o.domain for o in model.opset_import)
@@ -115,7 +114,7 @@ def load_params_npz(path: Path) -> dict[str, np.ndarray]:
     return read_npz(path)
 
 
-def topological_order(g: onnx.GraphProto) -> list[onnx.NodeProto]:
+def topological_order(g: pb.GraphProto) -> list[pb.NodeProto]:
     """The nodes of `g` in an order where every input is produced before use
     (Deeploy's exported graphs are not sorted): Kahn's algorithm, taking the
     earliest ready node first, so a sorted graph keeps its order. Nodes that
@@ -149,14 +148,14 @@ def topological_order(g: onnx.GraphProto) -> list[onnx.NodeProto]:
 # --------------------------------------------------------------------------
 
 
-_ATTR_TYPES = set(onnx.AttributeProto.AttributeType.values())
+_ATTR_TYPES = set(pb.AttributeProto.AttributeType.values())
 
 
 def _attr_name(t: int) -> str:
-    return onnx.AttributeProto.AttributeType.Name(t) if t in _ATTR_TYPES else str(t)
+    return pb.AttributeProto.AttributeType.Name(t) if t in _ATTR_TYPES else str(t)
 
 
-def check_opset(model: onnx.ModelProto, source: str) -> None:
+def check_opset(model: pb.ModelProto, source: str) -> None:
     versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
     if not versions:
         raise DeeployError(f"{source}: the model imports no default-domain opset")
@@ -167,7 +166,7 @@ def check_opset(model: onnx.ModelProto, source: str) -> None:
         )
 
 
-def check_graph(g: onnx.GraphProto, source: str) -> None:
+def check_graph(g: pb.GraphProto, source: str) -> None:
     """The graph's names: every tensor written once (by a node, or as a graph
     input or initializer), every graph output listed once, and some node."""
     if not g.node:
@@ -207,7 +206,7 @@ def check_graph(g: onnx.GraphProto, source: str) -> None:
             writer[out] = label
 
 
-def check_supported(models: Sequence[tuple[onnx.ModelProto, str]]) -> None:
+def check_supported(models: Sequence[tuple[pb.ModelProto, str]]) -> None:
     """Every node has a handler; else one error listing every unsupported op,
     each under the file (`models`: model and its path) that holds it."""
     per_file: list[str] = []
@@ -225,7 +224,7 @@ def check_supported(models: Sequence[tuple[onnx.ModelProto, str]]) -> None:
         raise DeeployError("; ".join(per_file))
 
 
-def check_attributes(model: onnx.ModelProto, source: str | None = None) -> None:
+def check_attributes(model: pb.ModelProto, source: str | None = None) -> None:
     """Attribute types as the op's schema gives them, and finite floats
     (after check_supported: every node is registered). `source`: the file
     the errors name (none: the node alone)."""
@@ -240,8 +239,8 @@ def check_attributes(model: onnx.ModelProto, source: str | None = None) -> None:
                     f"{at}{node_label(n, i)}: attribute '{a.name}' must be "
                     f"{_attr_name(want)}, got {_attr_name(a.type)}"
                 )
-            floats = [a.f] if a.type == onnx.AttributeProto.FLOAT else []
-            if a.type == onnx.AttributeProto.FLOATS:
+            floats = [a.f] if a.type == pb.AttributeProto.FLOAT else []
+            if a.type == pb.AttributeProto.FLOATS:
                 floats = list(a.floats)
             if not all(np.isfinite(floats)):
                 raise DeeployError(
@@ -250,22 +249,22 @@ def check_attributes(model: onnx.ModelProto, source: str | None = None) -> None:
                 )
 
 
-def read_initializer(t: onnx.TensorProto, source: str) -> np.ndarray:
+def read_initializer(t: pb.TensorProto, source: str) -> np.ndarray:
     """An initializer's value; data kept outside the model, or not matching
     the shape, is an error naming it."""
     where = f"{source}: initializer '{t.name}'"
-    if t.data_location == onnx.TensorProto.EXTERNAL:
+    if t.data_location == pb.TensorProto.EXTERNAL:
         raise DeeployError(
             f"{where} keeps its data in an external file: not supported (save the model "
             "with its data inside)"
         )
-    if t.data_type not in onnx.TensorProto.DataType.values() or t.data_type in (
-        onnx.TensorProto.UNDEFINED,
-        onnx.TensorProto.STRING,
+    if t.data_type not in pb.TensorProto.DataType.values() or t.data_type in (
+        pb.TensorProto.UNDEFINED,
+        pb.TensorProto.STRING,
     ):
         kind = (
-            onnx.TensorProto.DataType.Name(t.data_type)
-            if t.data_type in onnx.TensorProto.DataType.values()
+            pb.TensorProto.DataType.Name(t.data_type)
+            if t.data_type in pb.TensorProto.DataType.values()
             else str(t.data_type)
         )
         raise DeeployError(f"{where} has element type {kind}: not a numeric tensor")
@@ -273,20 +272,20 @@ def read_initializer(t: onnx.TensorProto, source: str) -> np.ndarray:
     if any(d < 0 for d in dims):
         raise DeeployError(f"{where} has a negative dimension: shape {dims}")
     n = int(np.prod(dims, dtype=object))
-    itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
+    itemsize = np.dtype(pb.np_dtype(t.data_type)).itemsize
     if n * itemsize > MAX_TENSOR_BYTES:
         raise DeeployError(
             f"{where} of shape {dims} needs {n * itemsize} bytes: more than the 4 GiB a "
             "32-bit target addresses"
         )
-    type_name = onnx.TensorProto.DataType.Name(t.data_type)
+    type_name = pb.TensorProto.DataType.Name(t.data_type)
     if t.HasField("raw_data") and len(t.raw_data) != n * itemsize:
         raise DeeployError(
             f"{where} holds {len(t.raw_data)} bytes of data but its shape {dims} of "
             f"{type_name} needs {n * itemsize}"
         )
     try:
-        return numpy_helper.to_array(t)
+        return pb.to_array(t)
     except Exception as e:
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise DeeployError(
@@ -294,7 +293,7 @@ def read_initializer(t: onnx.TensorProto, source: str) -> np.ndarray:
         ) from None
 
 
-def input_type(vi: onnx.ValueInfoProto, source: str) -> tuple[tuple[int, ...], type[np.generic]]:
+def input_type(vi: pb.ValueInfoProto, source: str) -> tuple[tuple[int, ...], type[np.generic]]:
     """A graph input's static shape and numpy element type."""
     tt = vi.type.tensor_type
     if not vi.type.HasField("tensor_type"):
@@ -302,7 +301,7 @@ def input_type(vi: onnx.ValueInfoProto, source: str) -> tuple[tuple[int, ...], t
     if tt.elem_type not in ONNX_DTYPES:
         raise DeeployError(
             f"{source}: graph input '{vi.name}' has element type "
-            f"{onnx.TensorProto.DataType.Name(tt.elem_type)}; supported: float, int64, bool"
+            f"{pb.TensorProto.DataType.Name(tt.elem_type)}; supported: float, int64, bool"
         )
     shape: list[int] = []
     for d in tt.shape.dim:

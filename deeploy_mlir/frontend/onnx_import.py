@@ -30,7 +30,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-import onnx
 from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -40,6 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import (
     FOLDERS,
     KIND_GRAD,
@@ -257,7 +257,7 @@ def _param_values(im: Importer, args: list[ArgInfo]) -> dict[str, np.ndarray]:
 
 
 def _function(
-    im: Importer, name: str, args: list[ArgInfo], nodes: list[onnx.NodeProto]
+    im: Importer, name: str, args: list[ArgInfo], nodes: list[pb.NodeProto]
 ) -> func.FuncOp:
     types = [tensor_type(a.shape, ONNX_DTYPES_BY_NP[a.dtype]) for a in args]
     block = Block(arg_types=types)

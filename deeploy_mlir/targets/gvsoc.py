@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,6 +118,8 @@ def _env(setup: Setup) -> dict[str, str]:
 
 
 def _symbols(elf: Path) -> dict[str, int]:
+    import subprocess
+
     r = subprocess.run(
         ["riscv64-unknown-elf-nm", str(elf)], capture_output=True, text=True, check=False
     )
@@ -135,6 +136,8 @@ def build(
     """`make gvsoc` in the project: the ELF, or a one-line error when it does
     not fit the target's L2. `defines`: preprocessor names the application
     is built with (APP_DEFS), e.g. the harness's DM_NO_FINAL_PARAMS."""
+    import subprocess
+
     defs = [f"APP_DEFS={' '.join('-D' + d for d in defines)}"] if defines else []
     r = subprocess.run(
         ["make", "-s", "-C", str(project_dir), "gvsoc", f"GVSOC_TARGET={target}", *defs],
@@ -212,6 +215,8 @@ def _check_fits(project_dir: Path, elf: Path, target: str, l1_as_l2: bool) -> No
 def run(elf: Path, target: str, setup: Setup, timeout: float = DEFAULT_TIMEOUT) -> str:
     """Run `elf` on GVSoC in a scratch directory (it writes files in its cwd):
     the program's output, or a one-line error when it hangs or fails."""
+    import subprocess
+
     with tempfile.TemporaryDirectory(prefix="deeploy-mlir-gvsoc-") as scratch:
         cmd = [str(setup.gvsoc), f"--target={target}", "--binary", str(elf.resolve()), "run"]
         if shutil.which("stdbuf"):

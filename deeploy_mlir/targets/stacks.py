@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -269,6 +268,8 @@ def measure(
     calls of the functions that source takes the address of (address_taken):
     a function pointer of conv.c calls one of conv.c's tiles, and the pointer
     handed to pi_cl_team_fork by a step function one of the kernels it names."""
+    import subprocess
+
     with tempfile.TemporaryDirectory() as d:
         graphs: list[tuple[Path, CallGraph]] = []
         for i, src in enumerate(sources):

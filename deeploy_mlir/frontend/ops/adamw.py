@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import onnx
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, f32, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import (
     KIND_LR,
     MS,
@@ -56,7 +56,7 @@ INPUTS = (
     "first_order_moments",
     "second_order_moments",
 )
-_FLOAT, _INT = onnx.AttributeProto.FLOAT, onnx.AttributeProto.INT
+_FLOAT, _INT = pb.AttributeProto.FLOAT, pb.AttributeProto.INT
 ATTRIBUTES = {
     "alpha": _FLOAT,
     "beta": _FLOAT,
@@ -75,11 +75,11 @@ def moment_names(param: str) -> tuple[str, str]:
 
 
 @handles(f"{MS}:AdamWOptimizer", attributes=ATTRIBUTES)
-def adamw(im: Importer, node: onnx.NodeProto) -> None:
+def adamw(im: Importer, node: pb.NodeProto) -> None:
     raise not_in_training_graph(node)
 
 
-def is_adamw(opt: onnx.ModelProto | None) -> bool:
+def is_adamw(opt: pb.ModelProto | None) -> bool:
     """Whether optimizer_model.onnx holds an AdamWOptimizer node."""
     return opt is not None and any(
         n.op_type == "AdamWOptimizer" and n.domain == MS for n in opt.graph.node
@@ -120,7 +120,7 @@ def _config(im: Importer, where: str) -> AdamWConfig:
                 f"{label}: update_signal '{name}' is fed at run time: not supported (the "
                 "harness feeds only the learning rate; make it a constant)"
             )
-        v = onnx.numpy_helper.to_array(inits[name])
+        v = pb.to_array(inits[name])
         if v.dtype != np.bool_ or v.size != 1:
             raise DeeployError(f"{label}: update_signal must be one bool, got {v.dtype} {v.shape}")
         signal = bool(v.reshape(-1)[0])

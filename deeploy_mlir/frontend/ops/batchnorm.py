@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import math
 
-import onnx
 from xdsl.dialects.builtin import FloatAttr, f32
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import MS, Importer, Props, attrs, handles, node_label, ssa_name
 
-_FLOAT, _INT = onnx.AttributeProto.FLOAT, onnx.AttributeProto.INT
+_FLOAT, _INT = pb.AttributeProto.FLOAT, pb.AttributeProto.INT
 
 
-def running_stats(graph: onnx.GraphProto) -> list[str]:
+def running_stats(graph: pb.GraphProto) -> list[str]:
     """The running mean and variance (inputs #3 and #4) of the graph's
     BatchNormInternal nodes, in node order, each once."""
     out: list[str] = []
@@ -35,7 +35,7 @@ def running_stats(graph: onnx.GraphProto) -> list[str]:
     return out
 
 
-def _float_attr(node: onnx.NodeProto, name: str, default: float) -> FloatAttr:
+def _float_attr(node: pb.NodeProto, name: str, default: float) -> FloatAttr:
     v = float(attrs(node).get(name, default))
     if not math.isfinite(v):
         raise DeeployError(f"{node_label(node)}: attribute {name} must be finite, got {v}")
@@ -46,7 +46,7 @@ def _float_attr(node: onnx.NodeProto, name: str, default: float) -> FloatAttr:
     f"{MS}:BatchNormInternal",
     attributes={"epsilon": _FLOAT, "momentum": _FLOAT, "training_mode": _INT},
 )
-def batch_norm(im: Importer, node: onnx.NodeProto) -> None:
+def batch_norm(im: Importer, node: pb.NodeProto) -> None:
     if int(attrs(node).get("training_mode", 1)) != 1:
         raise DeeployError(
             f"{node_label(node)}: only training_mode 1 is supported (an inference batch "
@@ -77,7 +77,7 @@ def batch_norm(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles(f"{MS}:BatchNormalizationGrad", attributes={"epsilon": _FLOAT})
-def batch_norm_grad(im: Importer, node: onnx.NodeProto) -> None:
+def batch_norm_grad(im: Importer, node: pb.NodeProto) -> None:
     ins = [im.value(node, i) for i in range(5)]
     props: Props = {"epsilon": _float_attr(node, "epsilon", 1e-5)}
     im.bind(node, im.emit(node, T.BatchNormGradOp, ins, props, n_results=3))

@@ -31,12 +31,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import onnx
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, TensorType, UnitAttr, i64
 from xdsl.ir import SSAValue
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import MS, Importer, Props, attrs, handles, node_label
 
 
@@ -52,7 +52,7 @@ def _str(v: Any) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def _rank4(node: onnx.NodeProto, v: SSAValue, what: str) -> tuple[int, ...]:
+def _rank4(node: pb.NodeProto, v: SSAValue, what: str) -> tuple[int, ...]:
     s = _shape(v)
     if len(s) != 4:
         raise DeeployError(
@@ -67,7 +67,7 @@ def _rank4(node: onnx.NodeProto, v: SSAValue, what: str) -> tuple[int, ...]:
 # --------------------------------------------------------------------------
 
 
-def _pair(node: onnx.NodeProto, a: dict[str, Any], key: str, default: int) -> list[int]:
+def _pair(node: pb.NodeProto, a: dict[str, Any], key: str, default: int) -> list[int]:
     vals = [int(v) for v in a.get(key, [default, default])]
     if len(vals) != 2:
         raise DeeployError(
@@ -77,7 +77,7 @@ def _pair(node: onnx.NodeProto, a: dict[str, Any], key: str, default: int) -> li
 
 
 def _window_props(
-    node: onnx.NodeProto,
+    node: pb.NodeProto,
     kernel: Sequence[int],
     in_hw: Sequence[int],
     dilations: bool,
@@ -122,7 +122,7 @@ def _window_props(
 # --------------------------------------------------------------------------
 
 
-def _conv_props(im: Importer, node: onnx.NodeProto, x: SSAValue, w: SSAValue) -> Props:
+def _conv_props(im: Importer, node: pb.NodeProto, x: SSAValue, w: SSAValue) -> Props:
     xs = _rank4(node, x, "X")
     ws = _rank4(node, w, "W")
     group = int(attrs(node).get("group", 1))
@@ -137,15 +137,18 @@ def _conv_props(im: Importer, node: onnx.NodeProto, x: SSAValue, w: SSAValue) ->
 # -- 1-D convolution: a 2-D one of height 1 ------------------------------------
 
 
-def _as_2d(node: onnx.NodeProto) -> onnx.NodeProto:
+def _as_2d(node: pb.NodeProto) -> pb.NodeProto:
     """The node with its 1-D window attributes as 2-D ones of height 1:
     kernel_shape [k] -> [1, k], strides and dilations [s] -> [1, s], pads
     [begin, end] -> [0, begin, 0, end]."""
     a = attrs(node)
-    out = onnx.NodeProto()
+    protos = {p.name: p for p in node.attribute}  # the last of a name, as attrs() reads it
+    out = pb.NodeProto()
     out.CopyFrom(node)
     del out.attribute[:]
     for key, val in a.items():
+        new = out.attribute.add()
+        new.CopyFrom(protos[key])
         if key in ("kernel_shape", "strides", "dilations"):
             if len(val) != 1:
                 raise DeeployError(f"{node_label(node)}: {key} {list(val)} must have 1 value")
@@ -154,15 +157,18 @@ def _as_2d(node: onnx.NodeProto) -> onnx.NodeProto:
             if len(val) != 2:
                 raise DeeployError(f"{node_label(node)}: pads {list(val)} must have 2 values")
             val = [0, int(val[0]), 0, int(val[1])]
-        out.attribute.append(onnx.helper.make_attribute(key, val))
+        else:
+            continue
+        del new.ints[:]
+        new.ints.extend(val)
     return out
 
 
-def _is_1d(im: Importer, node: onnx.NodeProto, x_index: int) -> bool:
+def _is_1d(im: Importer, node: pb.NodeProto, x_index: int) -> bool:
     return len(_shape(im.value(node, x_index))) == 3
 
 
-def _height1(im: Importer, node: onnx.NodeProto, v: SSAValue, what: str) -> SSAValue:
+def _height1(im: Importer, node: pb.NodeProto, v: SSAValue, what: str) -> SSAValue:
     """v [a, b, L] as [a, b, 1, L] (the same elements in the same order)."""
     s = _shape(v)
     if len(s) != 3:
@@ -175,7 +181,7 @@ def _height1(im: Importer, node: onnx.NodeProto, v: SSAValue, what: str) -> SSAV
     return r
 
 
-def _drop_height(im: Importer, node: onnx.NodeProto, v: SSAValue) -> SSAValue:
+def _drop_height(im: Importer, node: pb.NodeProto, v: SSAValue) -> SSAValue:
     """v [a, b, 1, L] as [a, b, L]."""
     s = _shape(v)
     t = TensorType(T.elem_of(v.type), [s[0], s[1], s[3]])
@@ -184,7 +190,7 @@ def _drop_height(im: Importer, node: onnx.NodeProto, v: SSAValue) -> SSAValue:
 
 
 @handles("Conv")
-def _conv(im: Importer, node: onnx.NodeProto) -> None:
+def _conv(im: Importer, node: pb.NodeProto) -> None:
     if _is_1d(im, node, 0):
         node2 = _as_2d(node)
         x = _height1(im, node, im.value(node, 0), "X")
@@ -204,7 +210,7 @@ def _conv(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles(f"{MS}:ConvGrad", schema="Conv", optional_outputs=True)
-def _conv_grad(im: Importer, node: onnx.NodeProto) -> None:
+def _conv_grad(im: Importer, node: pb.NodeProto) -> None:
     if _is_1d(im, node, 1):
         _conv1d_grad(im, node)
         return
@@ -221,7 +227,7 @@ def _conv_grad(im: Importer, node: onnx.NodeProto) -> None:
     im.bind_named([n for _, n in wanted], res)
 
 
-def _conv1d_grad(im: Importer, node: onnx.NodeProto) -> None:
+def _conv1d_grad(im: Importer, node: pb.NodeProto) -> None:
     """ConvGrad of a 1-D Conv: dY, X and W at height 1, the 2-D gradient, dX
     and dW back to rank 3 (dB as it is)."""
     node2 = _as_2d(node)
@@ -246,7 +252,7 @@ def _conv1d_grad(im: Importer, node: onnx.NodeProto) -> None:
 # --------------------------------------------------------------------------
 
 
-def _pool_props(node: onnx.NodeProto, in_hw: Sequence[int], maxpool: bool) -> Props:
+def _pool_props(node: pb.NodeProto, in_hw: Sequence[int], maxpool: bool) -> Props:
     a = attrs(node)
     if "kernel_shape" not in a:
         raise DeeployError(f"{node_label(node)}: the kernel_shape attribute is required")
@@ -266,7 +272,7 @@ def _pool_props(node: onnx.NodeProto, in_hw: Sequence[int], maxpool: bool) -> Pr
 
 
 @handles("MaxPool")
-def _maxpool(im: Importer, node: onnx.NodeProto) -> None:
+def _maxpool(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     xs = _rank4(node, x, "X")
     props = _pool_props(node, xs[2:], maxpool=True)
@@ -275,26 +281,26 @@ def _maxpool(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles("AveragePool")
-def _avgpool(im: Importer, node: onnx.NodeProto) -> None:
+def _avgpool(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     xs = _rank4(node, x, "X")
     im.bind(node, im.emit(node, T.AvgPool2dOp, [x], _pool_props(node, xs[2:], maxpool=False)))
 
 
 @handles("GlobalAveragePool")
-def _global_avgpool(im: Importer, node: onnx.NodeProto) -> None:
+def _global_avgpool(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     _rank4(node, x, "X")
     im.bind(node, im.emit(node, T.GlobalAvgPoolOp, [x]))
 
 
-def _same_window(a: onnx.NodeProto, b: onnx.NodeProto) -> bool:
+def _same_window(a: pb.NodeProto, b: pb.NodeProto) -> bool:
     keys = ("kernel_shape", "strides", "pads", "dilations", "auto_pad", "count_include_pad")
     aa, ba = attrs(a), attrs(b)
     return all(aa.get(k) == ba.get(k) for k in keys)
 
 
-def _pool_grad_dx_shape(im: Importer, node: onnx.NodeProto, fwd_type: str) -> tuple[int, ...]:
+def _pool_grad_dx_shape(im: Importer, node: pb.NodeProto, fwd_type: str) -> tuple[int, ...]:
     """dX's shape: the graph's value_info, else the input of the forward
     pooling node (MaxPool: the one whose Indices this node reads; AveragePool:
     those with the same window whose output has dY's shape, if their inputs
@@ -323,7 +329,7 @@ def _pool_grad_dx_shape(im: Importer, node: onnx.NodeProto, fwd_type: str) -> tu
 
 @handles("MaxPoolGrad")
 @handles(f"{MS}:MaxPoolGrad", schema="MaxPool")
-def _maxpool_grad(im: Importer, node: onnx.NodeProto) -> None:
+def _maxpool_grad(im: Importer, node: pb.NodeProto) -> None:
     if len(node.input) < 2 or not node.input[1]:
         raise DeeployError(f"{node_label(node)}: MaxPoolGrad needs the Indices input")
     dy, idx = im.value(node, 0), im.value(node, 1)
@@ -335,7 +341,7 @@ def _maxpool_grad(im: Importer, node: onnx.NodeProto) -> None:
 
 @handles("AveragePoolGrad")
 @handles(f"{MS}:AveragePoolGrad", schema="AveragePool")
-def _avgpool_grad(im: Importer, node: onnx.NodeProto) -> None:
+def _avgpool_grad(im: Importer, node: pb.NodeProto) -> None:
     dy = im.value(node, 0)
     dx = _pool_grad_dx_shape(im, node, "AveragePool")
     props = _pool_props(node, dx[2:], maxpool=False)
@@ -381,7 +387,7 @@ def _drop_if_dead(op: Any) -> None:
 
 
 @handles("Expand")
-def _expand(im: Importer, node: onnx.NodeProto) -> None:
+def _expand(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     xs = _shape(x)
     target = tuple(im.static_ints(node, 1))
@@ -421,7 +427,7 @@ def _expand(im: Importer, node: onnx.NodeProto) -> None:
     im.bind_named(node.output[:1], res)
 
 
-def _drop_scaled(im: Importer, node: onnx.NodeProto, scaled: Any) -> None:
+def _drop_scaled(im: Importer, node: pb.NodeProto, scaled: Any) -> None:
     """Erase the scaling that the gradient op replaced, unless another node or
     a graph output reads its result."""
     name = node.input[0]

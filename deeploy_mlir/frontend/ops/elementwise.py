@@ -6,16 +6,16 @@ connections add their branches' gradients with it: a chain of
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, UnitAttr, i64
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import MS, Importer, Props, attrs, handles, node_label, ssa_name
 
 
 @handles("Add", "Sub", "Mul", "Div", "Pow")
-def binary(im: Importer, node: onnx.NodeProto) -> None:
+def binary(im: Importer, node: pb.NodeProto) -> None:
     if node.op_type == "Pow" and node.input[1] in im.inits and node.input[1] not in im.env:
         # an integer exponent (x ** 2 in an MSE loss) is a float one here
         exp = np.asarray(im.inits[node.input[1]])
@@ -27,22 +27,22 @@ def binary(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles("Relu")
-def relu(im: Importer, node: onnx.NodeProto) -> None:
+def relu(im: Importer, node: pb.NodeProto) -> None:
     im.bind(node, im.emit(node, T.ReluOp, [im.value(node, 0)]))
 
 
 @handles(f"{MS}:ReluGrad")
-def relu_grad(im: Importer, node: onnx.NodeProto) -> None:
+def relu_grad(im: Importer, node: pb.NodeProto) -> None:
     im.bind(node, im.emit(node, T.ReluGradOp, [im.value(node, 0), im.value(node, 1)]))
 
 
 @handles("Identity")
-def identity(im: Importer, node: onnx.NodeProto) -> None:
+def identity(im: Importer, node: pb.NodeProto) -> None:
     im.env[node.output[0]] = im.value(node, 0)
 
 
 @handles("Sum")
-def sum_(im: Importer, node: onnx.NodeProto) -> None:
+def sum_(im: Importer, node: pb.NodeProto) -> None:
     if not node.input:
         raise DeeployError(f"{node_label(node)}: Sum needs at least one input")
     acc = im.value(node, 0)
@@ -54,7 +54,7 @@ def sum_(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles(f"{MS}:Scale")
-def scale(im: Importer, node: onnx.NodeProto) -> None:
+def scale(im: Importer, node: pb.NodeProto) -> None:
     """Y = X * scale, or X / scale with scale_down (scale: one element of
     any numeric type, converted to float as onnxruntime's kernel does: the
     gradient of a mean over some axes scales by an int64 element count). A
@@ -80,7 +80,7 @@ def scale(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles("ReduceSum", "ReduceMean")
-def reduce_sum(im: Importer, node: onnx.NodeProto) -> None:
+def reduce_sum(im: Importer, node: pb.NodeProto) -> None:
     a = attrs(node)
     x = im.value(node, 0)
     rank = len(T.shape_of(x.type))

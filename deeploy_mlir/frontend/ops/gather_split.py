@@ -19,11 +19,11 @@ com.microsoft ConcatTraining; Gather and com.microsoft GatherGrad.
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, TensorType, f32, i64
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import MS, Importer, Props, attrs, handles, node_label
 
 
@@ -33,7 +33,7 @@ def _is_static(im: Importer, name: str) -> bool:
     return bool(name) and name in im.inits and name not in im.arg_index
 
 
-def _axis(node: onnx.NodeProto, rank: int, default: int = 0) -> int:
+def _axis(node: pb.NodeProto, rank: int, default: int = 0) -> int:
     axis = int(attrs(node).get("axis", default))
     if not -rank <= axis < rank:
         raise DeeployError(f"{node_label(node)}: axis {axis} is out of range for rank {rank}")
@@ -49,7 +49,7 @@ def _axis_prop(axis: int) -> Props:
 # --------------------------------------------------------------------------
 
 
-def _split_sizes(im: Importer, node: onnx.NodeProto, dim: int) -> list[int]:
+def _split_sizes(im: Importer, node: pb.NodeProto, dim: int) -> list[int]:
     """The sizes of a Split's parts: the `split` input, else the attribute,
     else `num_outputs` (or the number of outputs) parts of ceil(dim / n),
     the last one smaller."""
@@ -81,7 +81,7 @@ def _split_sizes(im: Importer, node: onnx.NodeProto, dim: int) -> list[int]:
 
 
 @handles("Split", f"{MS}:SplitTraining")
-def _split(im: Importer, node: onnx.NodeProto) -> None:
+def _split(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     xs = T.shape_of(x.type)
     axis = _axis(node, len(xs))
@@ -100,14 +100,14 @@ def _split(im: Importer, node: onnx.NodeProto) -> None:
 # --------------------------------------------------------------------------
 
 
-def _fold(node: onnx.NodeProto, fn: object, *args: object, **kw: object) -> np.ndarray:
+def _fold(node: pb.NodeProto, fn: object, *args: object, **kw: object) -> np.ndarray:
     try:
         return np.asarray(fn(*args, **kw))  # type: ignore[operator]
     except (ValueError, IndexError, np.exceptions.AxisError) as e:
         raise DeeployError(f"{node_label(node)}: {e}") from None
 
 
-def _concat_lengths(im: Importer, node: onnx.NodeProto) -> list[int]:
+def _concat_lengths(im: Importer, node: pb.NodeProto) -> list[int]:
     """Emit Y of a Concat / ConcatTraining (folded when every input is a
     constant); the inputs' lengths along the axis."""
     if not node.input or not all(node.input):
@@ -135,12 +135,12 @@ def _concat_lengths(im: Importer, node: onnx.NodeProto) -> list[int]:
 
 
 @handles("Concat")
-def _concat(im: Importer, node: onnx.NodeProto) -> None:
+def _concat(im: Importer, node: pb.NodeProto) -> None:
     _concat_lengths(im, node)
 
 
 @handles(f"{MS}:ConcatTraining", schema="Concat")
-def _concat_training(im: Importer, node: onnx.NodeProto) -> None:
+def _concat_training(im: Importer, node: pb.NodeProto) -> None:
     lens = _concat_lengths(im, node)
     if len(node.output) > 1 and node.output[1]:
         im.inits[node.output[1]] = np.array(lens, dtype=np.int64)
@@ -151,7 +151,7 @@ def _concat_training(im: Importer, node: onnx.NodeProto) -> None:
 # --------------------------------------------------------------------------
 
 
-def _check_static_indices(node: onnx.NodeProto, idx: np.ndarray, rows: int) -> None:
+def _check_static_indices(node: pb.NodeProto, idx: np.ndarray, rows: int) -> None:
     if idx.dtype.kind not in "iu":
         raise DeeployError(f"{node_label(node)}: indices must be integers, got {idx.dtype}")
     bad = idx[(idx < -rows) | (idx >= rows)]
@@ -163,7 +163,7 @@ def _check_static_indices(node: onnx.NodeProto, idx: np.ndarray, rows: int) -> N
 
 
 @handles("Gather")
-def _gather(im: Importer, node: onnx.NodeProto) -> None:
+def _gather(im: Importer, node: pb.NodeProto) -> None:
     data_name, idx_name = im.input_name(node, 0), im.input_name(node, 1)
     if _is_static(im, data_name) and _is_static(im, idx_name):
         data, idx = np.asarray(im.inits[data_name]), np.asarray(im.inits[idx_name])
@@ -184,7 +184,7 @@ def _gather(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles(f"{MS}:GatherGrad", schema="Gather")
-def _gather_grad(im: Importer, node: onnx.NodeProto) -> None:
+def _gather_grad(im: Importer, node: pb.NodeProto) -> None:
     shape = im.static_ints(node, 0)
     if any(d < 0 for d in shape):
         raise DeeployError(f"{node_label(node)}: shape {shape} has a negative dim")

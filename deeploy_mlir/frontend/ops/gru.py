@@ -13,14 +13,14 @@ onnxruntime."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from xdsl.ir import SSAValue
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import MS, Importer, attrs, handles, node_label
 
-_A = onnx.AttributeProto
+_A = pb.AttributeProto
 _ATTRS: dict[str, int] = {
     "activation_alpha": int(_A.FLOATS),
     "activation_beta": int(_A.FLOATS),
@@ -36,7 +36,7 @@ def _text(v: object) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def _check_attrs(im: Importer, node: onnx.NodeProto) -> int:
+def _check_attrs(im: Importer, node: pb.NodeProto) -> int:
     """The hidden size, after refusing what is not supported."""
     a = attrs(node)
     where = node_label(node)
@@ -66,14 +66,14 @@ def _check_attrs(im: Importer, node: onnx.NodeProto) -> int:
     return int(a["hidden_size"])
 
 
-def _optional(im: Importer, node: onnx.NodeProto, i: int, shape: tuple[int, ...]) -> SSAValue:
+def _optional(im: Importer, node: pb.NodeProto, i: int, shape: tuple[int, ...]) -> SSAValue:
     """Input #i, or zeros of `shape` when it is absent."""
     if len(node.input) > i and node.input[i]:
         return im.value(node, i)
     return im.constant(np.zeros(shape, np.float32))
 
 
-def _inputs(im: Importer, node: onnx.NodeProto) -> list[SSAValue]:
+def _inputs(im: Importer, node: pb.NodeProto) -> list[SSAValue]:
     """X, W, R, B, initial_h (absent B, initial_h: zeros)."""
     hidden = _check_attrs(im, node)
     x = im.value(node, 0)
@@ -92,13 +92,13 @@ def _inputs(im: Importer, node: onnx.NodeProto) -> list[SSAValue]:
 
 
 @handles(f"{MS}:GRUTraining", attributes=_ATTRS)
-def gru(im: Importer, node: onnx.NodeProto) -> None:
+def gru(im: Importer, node: pb.NodeProto) -> None:
     ins = _inputs(im, node)
     im.bind(node, im.emit(node, T.GRUOp, ins, n_results=3))
 
 
 @handles(f"{MS}:GRUGrad", attributes=_ATTRS, optional_outputs=True)
-def gru_grad(im: Importer, node: onnx.NodeProto) -> None:
+def gru_grad(im: Importer, node: pb.NodeProto) -> None:
     ins = _inputs(im, node)
     s, n, _ = T.shape_of(ins[0].type)
     h = T.shape_of(ins[2].type)[2]

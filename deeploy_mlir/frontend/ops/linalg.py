@@ -11,16 +11,16 @@
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from xdsl.dialects.builtin import FloatAttr, UnitAttr, f32
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import MS, Importer, Props, attrs, handles, node_label
 
 
 @handles("Gemm")
-def gemm(im: Importer, node: onnx.NodeProto) -> None:
+def gemm(im: Importer, node: pb.NodeProto) -> None:
     a = attrs(node)
     ins = [im.value(node, 0), im.value(node, 1)]
     beta = float(a.get("beta", 1.0))
@@ -39,7 +39,7 @@ def gemm(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles("MatMul")
-def matmul(im: Importer, node: onnx.NodeProto) -> None:
+def matmul(im: Importer, node: pb.NodeProto) -> None:
     ins = [im.value(node, 0), im.value(node, 1)]
     ranks = [len(T.shape_of(v.type)) for v in ins]
     if ranks == [2, 2]:
@@ -53,7 +53,7 @@ def matmul(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles(f"{MS}:FusedMatMul")
-def fused_matmul(im: Importer, node: onnx.NodeProto) -> None:
+def fused_matmul(im: Importer, node: pb.NodeProto) -> None:
     a = attrs(node)
     for k in ("transBatchA", "transBatchB"):
         if int(a.get(k, 0)) != 0:

@@ -11,12 +11,12 @@ then the on / off values chosen), exact for indices below 2^24 in size.
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from xdsl.dialects.builtin import FloatAttr, StringAttr, TensorType, f32, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import Importer, attrs, handles, node_label
 
 _COMPARE = {
@@ -27,9 +27,9 @@ _COMPARE = {
     "Equal": "equal",
 }
 _CAST_TO: dict[int, Attribute] = {
-    onnx.TensorProto.FLOAT: f32,
-    onnx.TensorProto.BOOL: i1,
-    onnx.TensorProto.INT64: i64,
+    pb.TensorProto.FLOAT: f32,
+    pb.TensorProto.BOOL: i1,
+    pb.TensorProto.INT64: i64,
 }
 _F32 = np.finfo(np.float32)
 #: indices above this in size are not exact as f32 (OneHot compares them as f32)
@@ -40,7 +40,7 @@ def _elem(v: SSAValue) -> str:
     return T.elem_name(T.elem_of(v.type))
 
 
-def _require(node: onnx.NodeProto, v: SSAValue, i: int, want: str, what: str) -> None:
+def _require(node: pb.NodeProto, v: SSAValue, i: int, want: str, what: str) -> None:
     if _elem(v) != want:
         raise DeeployError(
             f"{node_label(node)}: input #{i} has {_elem(v)} elements; {node.op_type} is "
@@ -49,7 +49,7 @@ def _require(node: onnx.NodeProto, v: SSAValue, i: int, want: str, what: str) ->
 
 
 @handles(*_COMPARE)
-def compare(im: Importer, node: onnx.NodeProto) -> None:
+def compare(im: Importer, node: pb.NodeProto) -> None:
     a, b = im.value(node, 0), im.value(node, 1)
     for i, v in enumerate((a, b)):
         _require(node, v, i, "f32", "on float tensors")
@@ -58,26 +58,26 @@ def compare(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles("And", "Or", "Xor")
-def logical(im: Importer, node: onnx.NodeProto) -> None:
+def logical(im: Importer, node: pb.NodeProto) -> None:
     a, b = im.value(node, 0), im.value(node, 1)
     kind = StringAttr(node.op_type.lower())
     im.bind(node, im.emit(node, T.LogicalOp, [a, b], {"kind": kind}))
 
 
 @handles("Not")
-def not_(im: Importer, node: onnx.NodeProto) -> None:
+def not_(im: Importer, node: pb.NodeProto) -> None:
     im.bind(node, im.emit(node, T.NotOp, [im.value(node, 0)]))
 
 
 @handles("Where")
-def where(im: Importer, node: onnx.NodeProto) -> None:
+def where(im: Importer, node: pb.NodeProto) -> None:
     c, a, b = (im.value(node, i) for i in range(3))
     for i, v in ((1, a), (2, b)):
         _require(node, v, i, "f32", "with float values")
     im.bind(node, im.emit(node, T.WhereOp, [c, a, b]))
 
 
-def cast_to(im: Importer, node: onnx.NodeProto, x: SSAValue, to: Attribute) -> SSAValue:
+def cast_to(im: Importer, node: pb.NodeProto, x: SSAValue, to: Attribute) -> SSAValue:
     """x as element type `to`: itself, one training.cast, or two through f32
     (bool <-> i64: exact both ways)."""
     src, dst = _elem(x), T.elem_name(to)
@@ -90,11 +90,11 @@ def cast_to(im: Importer, node: onnx.NodeProto, x: SSAValue, to: Attribute) -> S
 
 
 @handles("Cast")
-def cast(im: Importer, node: onnx.NodeProto) -> None:
+def cast(im: Importer, node: pb.NodeProto) -> None:
     to = int(attrs(node).get("to", 0))
     if to not in _CAST_TO:
-        known = to in onnx.TensorProto.DataType.values()
-        name = onnx.TensorProto.DataType.Name(to) if known else to
+        known = to in pb.TensorProto.DataType.values()
+        name = pb.TensorProto.DataType.Name(to) if known else to
         raise DeeployError(
             f"{node_label(node)}: Cast to {name} is not supported (FLOAT, BOOL and INT64 are)"
         )
@@ -102,7 +102,7 @@ def cast(im: Importer, node: onnx.NodeProto) -> None:
     im.bind(node, [y])
 
 
-def _bound(im: Importer, node: onnx.NodeProto, i: int, name: str, default: float) -> float:
+def _bound(im: Importer, node: pb.NodeProto, i: int, name: str, default: float) -> float:
     """Clip's min (i = 1) or max (i = 2): a constant input, an attribute (old
     opsets) or ONNX's default, float32's lowest / largest value."""
     a = attrs(node)
@@ -125,7 +125,7 @@ def _bound(im: Importer, node: onnx.NodeProto, i: int, name: str, default: float
 
 
 @handles("Clip")
-def clip(im: Importer, node: onnx.NodeProto) -> None:
+def clip(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     _require(node, x, 0, "f32", "on float tensors")
     lo = _bound(im, node, 1, "min", float(_F32.min))
@@ -137,7 +137,7 @@ def clip(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles("OneHot")
-def one_hot(im: Importer, node: onnx.NodeProto) -> None:
+def one_hot(im: Importer, node: pb.NodeProto) -> None:
     idx = im.value(node, 0)
     if _elem(idx) not in ("i64", "f32"):
         raise DeeployError(f"{node_label(node)}: indices must be int64 or float, got {_elem(idx)}")
@@ -184,7 +184,7 @@ def one_hot(im: Importer, node: onnx.NodeProto) -> None:
     im.bind(node, [y])
 
 
-def _constant(im: Importer, node: onnx.NodeProto, i: int, what: str) -> np.ndarray:
+def _constant(im: Importer, node: pb.NodeProto, i: int, what: str) -> np.ndarray:
     name = im.input_name(node, i)
     if name not in im.inits:
         raise DeeployError(
@@ -193,11 +193,11 @@ def _constant(im: Importer, node: onnx.NodeProto, i: int, what: str) -> np.ndarr
     return np.asarray(im.inits[name])
 
 
-def _is_int_const(im: Importer, node: onnx.NodeProto, i: int) -> bool:
+def _is_int_const(im: Importer, node: pb.NodeProto, i: int) -> bool:
     return _constant(im, node, i, "depth").dtype.kind in "iu"
 
 
-def _float_ints(im: Importer, node: onnx.NodeProto) -> list[int]:
+def _float_ints(im: Importer, node: pb.NodeProto) -> list[int]:
     """A float depth (ONNX allows any numeric type): its integer value."""
     d = _constant(im, node, 1, "depth").reshape(-1)
     if d.size != 1 or not np.isfinite(d[0]) or d[0] != np.floor(d[0]):

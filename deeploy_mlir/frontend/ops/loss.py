@@ -15,11 +15,11 @@ output is the input).
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f32, i64
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import (
     MS,
     Importer,
@@ -31,7 +31,7 @@ from deeploy_mlir.frontend.core import (
 )
 
 
-def _reduction(node: onnx.NodeProto) -> StringAttr:
+def _reduction(node: pb.NodeProto) -> StringAttr:
     a = attrs(node)
     red = a.get("reduction", b"mean")
     red = red.decode() if isinstance(red, bytes) else str(red)
@@ -40,7 +40,7 @@ def _reduction(node: onnx.NodeProto) -> StringAttr:
     return StringAttr(red)
 
 
-def _props(node: onnx.NodeProto) -> Props:
+def _props(node: pb.NodeProto) -> Props:
     """reduction, and ignore_index when the node has it (torch always writes -100)."""
     props: Props = {"reduction": _reduction(node)}
     ii = attrs(node).get("ignore_index")
@@ -50,7 +50,7 @@ def _props(node: onnx.NodeProto) -> Props:
 
 
 @handles("SoftmaxCrossEntropyLoss")
-def sce(im: Importer, node: onnx.NodeProto) -> None:
+def sce(im: Importer, node: pb.NodeProto) -> None:
     if len(node.input) > 2 and node.input[2]:
         raise DeeployError(f"{node_label(node)}: class weights are not supported")
     loss, log_prob = im.emit(
@@ -69,7 +69,7 @@ def sce(im: Importer, node: onnx.NodeProto) -> None:
     im.bind(node, [loss, log_prob])
 
 
-def _is_log_prob(im: Importer, node: onnx.NodeProto, name: str) -> bool:
+def _is_log_prob(im: Importer, node: pb.NodeProto, name: str) -> bool:
     if len(im.value_shapes.get(name, ())) == 2:
         return True
     return any(
@@ -79,7 +79,7 @@ def _is_log_prob(im: Importer, node: onnx.NodeProto, name: str) -> bool:
 
 
 @handles(f"{MS}:SoftmaxCrossEntropyLossGrad", schema="SoftmaxCrossEntropyLoss")
-def sce_grad(im: Importer, node: onnx.NodeProto) -> None:
+def sce_grad(im: Importer, node: pb.NodeProto) -> None:
     if len(node.input) == 2:
         # Deeploy: (log_prob, labels), no dY; see the module's docstring
         lp, lab = im.value(node, 0), im.value(node, 1)
@@ -101,7 +101,7 @@ def sce_grad(im: Importer, node: onnx.NodeProto) -> None:
 # --------------------------------------------------------------------------
 
 
-def _log_softmax_axis(im: Importer, node: onnx.NodeProto, rank: int) -> Props:
+def _log_softmax_axis(im: Importer, node: pb.NodeProto, rank: int) -> Props:
     """The normalized axis (default -1; before opset 13 the input is flattened
     to 2-D at the axis, default 1, which is a log-softmax along the axis only
     when it is the last one)."""
@@ -119,14 +119,14 @@ def _log_softmax_axis(im: Importer, node: onnx.NodeProto, rank: int) -> Props:
 
 
 @handles("LogSoftmax")
-def log_softmax(im: Importer, node: onnx.NodeProto) -> None:
+def log_softmax(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     props = _log_softmax_axis(im, node, len(T.shape_of(x.type)))
     im.bind(node, im.emit(node, T.LogSoftmaxOp, [x], props))
 
 
 @handles(f"{MS}:LogSoftmaxGrad_13", schema="LogSoftmax")
-def log_softmax_grad(im: Importer, node: onnx.NodeProto) -> None:
+def log_softmax_grad(im: Importer, node: pb.NodeProto) -> None:
     dy, y = im.value(node, 0), im.value(node, 1)
     props = _log_softmax_axis(im, node, len(T.shape_of(y.type)))
     im.bind(node, im.emit(node, T.LogSoftmaxGradOp, [dy, y], props))
@@ -137,7 +137,7 @@ def log_softmax_grad(im: Importer, node: onnx.NodeProto) -> None:
 # --------------------------------------------------------------------------
 
 
-def _static_scalar(im: Importer, node: onnx.NodeProto, i: int, what: str) -> np.ndarray | None:
+def _static_scalar(im: Importer, node: pb.NodeProto, i: int, what: str) -> np.ndarray | None:
     """Input #i's value (None: the input is not given); it must be a constant."""
     if i >= len(node.input) or not node.input[i]:
         return None
@@ -155,7 +155,7 @@ def _static_scalar(im: Importer, node: onnx.NodeProto, i: int, what: str) -> np.
     return arr.reshape(())
 
 
-def _dropout_ratio(im: Importer, node: onnx.NodeProto, ratio_in: int, mode_in: int) -> float:
+def _dropout_ratio(im: Importer, node: pb.NodeProto, ratio_in: int, mode_in: int) -> float:
     """The ratio of elements dropped: 0 when not in training mode (ONNX's
     default: training_mode false, ratio 0.5)."""
     mode = _static_scalar(im, node, mode_in, "training_mode")
@@ -169,7 +169,7 @@ def _dropout_ratio(im: Importer, node: onnx.NodeProto, ratio_in: int, mode_in: i
 
 
 @handles("Dropout", optional_outputs=True)
-def dropout(im: Importer, node: onnx.NodeProto) -> None:
+def dropout(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     ratio = _dropout_ratio(im, node, 1, 2)
     wants_mask = len(node.output) > 1 and bool(node.output[1])
@@ -181,7 +181,7 @@ def dropout(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles(f"{MS}:DropoutGrad", schema="Dropout")
-def dropout_grad(im: Importer, node: onnx.NodeProto) -> None:
+def dropout_grad(im: Importer, node: pb.NodeProto) -> None:
     dy, mask = im.value(node, 0), im.value(node, 1)
     ratio = _dropout_ratio(im, node, 2, 3) if len(node.input) > 3 else None
     if ratio is None:  # no training_mode input: DropoutGrad is the training-mode gradient

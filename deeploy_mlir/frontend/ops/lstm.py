@@ -15,15 +15,15 @@ and an absent dY, dY_h or dY_c, is a zero constant."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, i64
 from xdsl.ir import SSAValue
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import MS, Importer, attrs, handles, node_label, ssa_name
 
-_A = onnx.AttributeProto
+_A = pb.AttributeProto
 LSTM_ATTRS = {
     "activation_alpha": _A.FLOATS,
     "activation_beta": _A.FLOATS,
@@ -40,7 +40,7 @@ def _text(v: object) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def _hidden_size(node: onnx.NodeProto) -> int:
+def _hidden_size(node: pb.NodeProto) -> int:
     """The node's hidden_size after the refusals of unsupported attributes."""
     a = attrs(node)
     label = node_label(node)
@@ -69,23 +69,23 @@ def _hidden_size(node: onnx.NodeProto) -> int:
     return h
 
 
-def _given(node: onnx.NodeProto, i: int) -> bool:
+def _given(node: pb.NodeProto, i: int) -> bool:
     return i < len(node.input) and bool(node.input[i])
 
 
-def _refuse_input(node: onnx.NodeProto, i: int, what: str) -> None:
+def _refuse_input(node: pb.NodeProto, i: int, what: str) -> None:
     if _given(node, i):
         raise DeeployError(f"{node_label(node)}: input {what} is not supported")
 
 
-def _or_zeros(im: Importer, node: onnx.NodeProto, i: int, shape: tuple[int, ...]) -> SSAValue:
+def _or_zeros(im: Importer, node: pb.NodeProto, i: int, shape: tuple[int, ...]) -> SSAValue:
     """Input #i, or zeros of `shape` when the node leaves it out."""
     if _given(node, i):
         return im.value(node, i)
     return im.constant(np.zeros(shape, np.float32))
 
 
-def _geometry(im: Importer, node: onnx.NodeProto) -> tuple[int, int]:
+def _geometry(im: Importer, node: pb.NodeProto) -> tuple[int, int]:
     """(S, B) from X, which must have rank 3."""
     x = T.shape_of(im.value(node, 0).type)
     if len(x) != 3:
@@ -96,7 +96,7 @@ def _geometry(im: Importer, node: onnx.NodeProto) -> tuple[int, int]:
 
 
 @handles(f"{MS}:LSTMTraining", attributes=LSTM_ATTRS, optional_outputs=True)
-def lstm(im: Importer, node: onnx.NodeProto) -> None:
+def lstm(im: Importer, node: pb.NodeProto) -> None:
     h = _hidden_size(node)
     _refuse_input(node, 4, "sequence_lens (varying sequence lengths)")
     _refuse_input(node, 7, "P (peephole weights)")
@@ -114,7 +114,7 @@ def lstm(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles(f"{MS}:LSTMGrad", attributes=LSTM_ATTRS, optional_outputs=True)
-def lstm_grad(im: Importer, node: onnx.NodeProto) -> None:
+def lstm_grad(im: Importer, node: pb.NodeProto) -> None:
     h = _hidden_size(node)
     if len(node.input) > 12:
         raise DeeployError(

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -24,6 +23,7 @@ from xdsl.rewriter import InsertPoint
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import (
     KIND_LR,
     MS,
@@ -42,7 +42,7 @@ from deeploy_mlir.frontend.core import (
 
 
 @handles(f"{MS}:InPlaceAccumulatorV2")
-def accumulate(im: Importer, node: onnx.NodeProto) -> None:
+def accumulate(im: Importer, node: pb.NodeProto) -> None:
     buf_name = node.input[0]
     if buf_name not in im.arg_index:
         raise DeeployError(
@@ -58,8 +58,8 @@ def accumulate(im: Importer, node: onnx.NodeProto) -> None:
     im.add_result(res, buf_name, updates=im.arg_index[buf_name])
 
 
-@handles("SGD", attributes={"lr": onnx.AttributeProto.FLOAT})
-def sgd(im: Importer, node: onnx.NodeProto) -> None:
+@handles("SGD", attributes={"lr": pb.AttributeProto.FLOAT})
+def sgd(im: Importer, node: pb.NodeProto) -> None:
     a = attrs(node)
     if "lr" not in a:
         raise DeeployError(f"{node_label(node)}: SGD needs an 'lr' attribute")
@@ -74,7 +74,7 @@ def sgd(im: Importer, node: onnx.NodeProto) -> None:
     im.add_result(res, node.output[0], updates=im.arg_index[w_name])
 
 
-def not_in_training_graph(node: onnx.NodeProto) -> DeeployError:
+def not_in_training_graph(node: pb.NodeProto) -> DeeployError:
     """The error for an optimizer node met in a training graph. The handlers
     of SGDOptimizerV2 and AdamWOptimizer only mark the ops as supported for
     the unsupported-op check: an optimizer_model.onnx's node is expanded by
@@ -87,7 +87,7 @@ def not_in_training_graph(node: onnx.NodeProto) -> DeeployError:
 
 
 @handles(f"{MS}:SGDOptimizerV2")
-def sgd_v2(im: Importer, node: onnx.NodeProto) -> None:
+def sgd_v2(im: Importer, node: pb.NodeProto) -> None:
     raise not_in_training_graph(node)
 
 

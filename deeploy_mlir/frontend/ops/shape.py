@@ -20,13 +20,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import SSAValue
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import FOLDERS, MS, Importer, Props, attrs, handles, node_label
 
 
@@ -34,7 +33,7 @@ def _shape(v: SSAValue) -> tuple[int, ...]:
     return T.shape_of(v.type)
 
 
-def _value_shape(im: Importer, node: onnx.NodeProto, i: int) -> tuple[int, ...]:
+def _value_shape(im: Importer, node: pb.NodeProto, i: int) -> tuple[int, ...]:
     name = im.input_name(node, i)
     if name in im.env:
         return _shape(im.env[name])
@@ -44,7 +43,7 @@ def _value_shape(im: Importer, node: onnx.NodeProto, i: int) -> tuple[int, ...]:
 
 
 @handles("Shape")
-def _shape_op(im: Importer, node: onnx.NodeProto) -> None:
+def _shape_op(im: Importer, node: pb.NodeProto) -> None:
     a = attrs(node)
     shape = _value_shape(im, node, 0)
     start, end = int(a.get("start", 0)), a.get("end")
@@ -54,19 +53,19 @@ def _shape_op(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles("Size")
-def _size(im: Importer, node: onnx.NodeProto) -> None:
+def _size(im: Importer, node: pb.NodeProto) -> None:
     n = int(np.prod(_value_shape(im, node, 0), dtype=np.int64))
     im.inits[node.output[0]] = np.array(n, dtype=np.int64)
 
 
 @handles("Constant")
-def _constant(im: Importer, node: onnx.NodeProto) -> None:
+def _constant(im: Importer, node: pb.NodeProto) -> None:
     if len(node.attribute) != 1:
         raise DeeployError(f"{node_label(node)}: a Constant needs exactly one value attribute")
     attr = node.attribute[0]
-    v = onnx.helper.get_attribute_value(attr)
+    v = pb.attribute_value(attr)
     if attr.name == "value":
-        arr = numpy_helper.to_array(v)
+        arr = pb.to_array(v)
     elif attr.name in ("value_float", "value_floats"):
         arr = np.array(v, dtype=np.float32)
     elif attr.name in ("value_int", "value_ints"):
@@ -77,7 +76,7 @@ def _constant(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles("Flatten")
-def _flatten(im: Importer, node: onnx.NodeProto) -> None:
+def _flatten(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     xs = _shape(x)
     axis = int(attrs(node).get("axis", 1))
@@ -107,7 +106,7 @@ def resolve_reshape(xs: Sequence[int], spec: Sequence[int], allowzero: bool) -> 
 
 
 @handles("Reshape")
-def _reshape(im: Importer, node: onnx.NodeProto) -> None:
+def _reshape(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     spec = im.static_ints(node, 1)
     try:
@@ -123,7 +122,7 @@ def _reshape(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles("Transpose")
-def _transpose(im: Importer, node: onnx.NodeProto) -> None:
+def _transpose(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     rank = len(T.shape_of(x.type))
     perm = [int(p) for p in attrs(node).get("perm", list(reversed(range(rank))))]
@@ -142,7 +141,7 @@ def _transpose(im: Importer, node: onnx.NodeProto) -> None:
     im.bind(node, im.emit(node, T.TransposeOp, [x], props))
 
 
-def _axes(im: Importer, node: onnx.NodeProto, rank: int) -> list[int] | None:
+def _axes(im: Importer, node: pb.NodeProto, rank: int) -> list[int] | None:
     """The axes of Squeeze/Unsqueeze: input #1 (opset 13) or the attribute;
     None when neither is given. `rank`: the rank the axes index."""
     if len(node.input) > 1 and node.input[1]:
@@ -159,7 +158,7 @@ def _axes(im: Importer, node: onnx.NodeProto, rank: int) -> list[int] | None:
 
 
 @handles("Squeeze")
-def _squeeze(im: Importer, node: onnx.NodeProto) -> None:
+def _squeeze(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     shape = T.shape_of(x.type)
     axes = _axes(im, node, len(shape))
@@ -175,7 +174,7 @@ def _squeeze(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles("Unsqueeze")
-def _unsqueeze(im: Importer, node: onnx.NodeProto) -> None:
+def _unsqueeze(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     shape = list(T.shape_of(x.type))
     axes = _axes(im, node, len(shape) + len(_unsqueeze_count(im, node)))
@@ -188,7 +187,7 @@ def _unsqueeze(im: Importer, node: onnx.NodeProto) -> None:
     im.reshape_to(node, x, out)
 
 
-def _unsqueeze_count(im: Importer, node: onnx.NodeProto) -> list[int]:
+def _unsqueeze_count(im: Importer, node: pb.NodeProto) -> list[int]:
     """The raw axes of an Unsqueeze (for the output rank), unchecked."""
     if len(node.input) > 1 and node.input[1]:
         return im.static_ints(node, 1)
@@ -254,7 +253,7 @@ def _fold_expand(vals: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray
 def _fold_cast(vals: list[np.ndarray | None], a: dict[str, Any]) -> np.ndarray:
     x = vals[0]
     assert x is not None
-    return x.astype(onnx.helper.tensor_dtype_to_np_dtype(int(a["to"])))
+    return x.astype(pb.np_dtype(int(a["to"])))
 
 
 def _binary_fold(
@@ -286,7 +285,7 @@ _FOLDS: dict[str, Any] = {
 }
 
 
-def fold_constants(im: Importer, node: onnx.NodeProto) -> bool:
+def fold_constants(im: Importer, node: pb.NodeProto) -> bool:
     """Evaluate a node whose inputs are all constants (initializers or folded
     values): its outputs join the constants, and no op is emitted. Shape
     arithmetic (Shape, Size, Gather, Concat, Unsqueeze, Div, ...) and the

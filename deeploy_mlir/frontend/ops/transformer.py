@@ -25,22 +25,22 @@ onnxruntime-training's fused forms lower onto the same ops:
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, StringAttr, f32, i64
 from xdsl.ir import SSAValue
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.frontend import onnx_proto as pb
 from deeploy_mlir.frontend.core import MS, Importer, Props, attrs, handles, node_label, ssa_name
 
 
-def _axis(node: onnx.NodeProto, axis: int, rank: int) -> int:
+def _axis(node: pb.NodeProto, axis: int, rank: int) -> int:
     if not -rank <= axis < rank:
         raise DeeployError(f"{node_label(node)}: axis {axis} is out of range for rank {rank}")
     return axis % rank
 
 
-def _axis_attr(node: onnx.NodeProto, axis: int) -> Props:
+def _axis_attr(node: pb.NodeProto, axis: int) -> Props:
     return {"axis": IntegerAttr(axis, i64)}
 
 
@@ -49,7 +49,7 @@ def _axis_attr(node: onnx.NodeProto, axis: int) -> Props:
 # --------------------------------------------------------------------------
 
 
-def _softmax_axis(im: Importer, node: onnx.NodeProto, rank: int, coerced_2d: bool) -> int:
+def _softmax_axis(im: Importer, node: pb.NodeProto, rank: int, coerced_2d: bool) -> int:
     """The normalized axis; `coerced_2d`: the node flattens to 2-D at the
     axis (Softmax before opset 13, SoftmaxGrad), which is the same as a
     softmax along the axis only when the axis is the last dim."""
@@ -64,14 +64,14 @@ def _softmax_axis(im: Importer, node: onnx.NodeProto, rank: int, coerced_2d: boo
 
 
 @handles("Softmax")
-def _softmax(im: Importer, node: onnx.NodeProto) -> None:
+def _softmax(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     axis = _softmax_axis(im, node, len(T.shape_of(x.type)), im.opset() < 13)
     im.bind(node, im.emit(node, T.SoftmaxOp, [x], _axis_attr(node, axis)))
 
 
 @handles(f"{MS}:SoftmaxGrad", f"{MS}:SoftmaxGrad_13", schema="Softmax")
-def _softmax_grad(im: Importer, node: onnx.NodeProto) -> None:
+def _softmax_grad(im: Importer, node: pb.NodeProto) -> None:
     dy, y = im.value(node, 0), im.value(node, 1)
     rank = len(T.shape_of(y.type))
     axis = _softmax_axis(im, node, rank, node.op_type == "SoftmaxGrad")
@@ -83,7 +83,7 @@ def _softmax_grad(im: Importer, node: onnx.NodeProto) -> None:
 # --------------------------------------------------------------------------
 
 
-def _norm_props(node: onnx.NodeProto, rank: int) -> Props:
+def _norm_props(node: pb.NodeProto, rank: int) -> Props:
     a = attrs(node)
     if int(a.get("stash_type", 1)) != 1:
         raise DeeployError(
@@ -97,7 +97,7 @@ def _norm_props(node: onnx.NodeProto, rank: int) -> Props:
 
 
 @handles("LayerNormalization", f"{MS}:LayerNormalization")
-def _layer_norm(im: Importer, node: onnx.NodeProto) -> None:
+def _layer_norm(im: Importer, node: pb.NodeProto) -> None:
     x = im.value(node, 0)
     props = _norm_props(node, len(T.shape_of(x.type)))
     ins = [x, im.value(node, 1)]
@@ -110,7 +110,7 @@ def _layer_norm(im: Importer, node: onnx.NodeProto) -> None:
 
 
 @handles(f"{MS}:LayerNormalizationGrad", schema="LayerNormalization")
-def _layer_norm_grad(im: Importer, node: onnx.NodeProto) -> None:
+def _layer_norm_grad(im: Importer, node: pb.NodeProto) -> None:
     n_in = len(node.input)
     if n_in not in (3, 4, 5):
         raise DeeployError(
@@ -136,7 +136,7 @@ def _layer_norm_grad(im: Importer, node: onnx.NodeProto) -> None:
 # --------------------------------------------------------------------------
 
 
-def _check_exact_gelu(node: onnx.NodeProto) -> None:
+def _check_exact_gelu(node: pb.NodeProto) -> None:
     approx = attrs(node).get("approximate", b"none")
     approx = approx.decode() if isinstance(approx, bytes) else str(approx)
     if approx != "none":
@@ -146,18 +146,18 @@ def _check_exact_gelu(node: onnx.NodeProto) -> None:
 
 
 @handles("Gelu", f"{MS}:Gelu")
-def _gelu(im: Importer, node: onnx.NodeProto) -> None:
+def _gelu(im: Importer, node: pb.NodeProto) -> None:
     _check_exact_gelu(node)
     im.bind(node, im.emit(node, T.GeluOp, [im.value(node, 0)]))
 
 
 @handles("GeluGrad", f"{MS}:GeluGrad")
-def _gelu_grad(im: Importer, node: onnx.NodeProto) -> None:
+def _gelu_grad(im: Importer, node: pb.NodeProto) -> None:
     _check_exact_gelu(node)
     im.bind(node, im.emit(node, T.GeluGradOp, [im.value(node, 0), im.value(node, 1)]))
 
 
-def _plus_bias(im: Importer, node: onnx.NodeProto, x: SSAValue, i_bias: int) -> SSAValue:
+def _plus_bias(im: Importer, node: pb.NodeProto, x: SSAValue, i_bias: int) -> SSAValue:
     """X + B for BiasGelu and BiasGeluGrad_dX: B is 1-D, as long as X's last dim."""
     bias = im.value(node, i_bias)
     xs, bs = T.shape_of(x.type), T.shape_of(bias.type)
@@ -172,12 +172,12 @@ def _plus_bias(im: Importer, node: onnx.NodeProto, x: SSAValue, i_bias: int) -> 
 
 
 @handles(f"{MS}:BiasGelu")
-def _bias_gelu(im: Importer, node: onnx.NodeProto) -> None:
+def _bias_gelu(im: Importer, node: pb.NodeProto) -> None:
     total = _plus_bias(im, node, im.value(node, 0), 1)
     im.bind(node, im.emit(node, T.GeluOp, [total]))
 
 
 @handles(f"{MS}:BiasGeluGrad_dX")
-def _bias_gelu_grad(im: Importer, node: onnx.NodeProto) -> None:
+def _bias_gelu_grad(im: Importer, node: pb.NodeProto) -> None:
     total = _plus_bias(im, node, im.value(node, 1), 2)
     im.bind(node, im.emit(node, T.GeluGradOp, [im.value(node, 0), total]))
