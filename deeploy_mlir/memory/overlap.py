@@ -81,13 +81,17 @@ def _is_fetch(o: Operation, block: Block) -> bool:
 def _target(fetch: dma.CopyOp) -> tuple[Operation, set[Operation]] | None:
     """The compute op (or loop) before `fetch` and the ops between them;
     None when there is none or a store into the fetch's L3 source lies
-    between."""
+    between or inside it."""
     between: set[Operation] = set()
     prev = fetch.prev_op
     while prev is not None:
         if writes(prev, fetch.src):
             return None
         if _computes(prev):
+            # a loop's stores into the source (an output it writes tile by
+            # tile) are below the fetch's new place too
+            if any(writes(c, fetch.src) for c in prev.walk()):
+                return None
             return prev, between
         between.add(prev)
         prev = prev.prev_op
