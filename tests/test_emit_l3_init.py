@@ -1,6 +1,6 @@
 """The initial values of tensors whose home is L3 (data.h's DM_L3_INIT): they
 are marked for the section .dm_l3_init (which the GVSoC link script places
-in the L2 heap, docs/arch-l2fit.md) and the harness writes them to L3 before
+in the L2 heap, docs/architecture.md) and the harness writes them to L3 before
 it writes anything to L2. A project without L3 homes has no such mark.
 tests/test_gvsoc.py checks the built ELF and the numbers on GVSoC."""
 

@@ -10,7 +10,7 @@
  * element on a cluster core of GVSoC siracusa; these take a few dozen.
  *
  * Accuracy (tests/test_mathf.py, against float64 over dense sweeps of the
- * whole float range; docs/arch-mathfast.md has the exhaustive figures):
+ * whole float range; docs/architecture.md has the exhaustive figures):
  * dm_expf and dm_logf within 1 ulp, dm_erff within 2 ulp, subnormal results
  * included. Special values: dm_expf(+inf) = +inf, dm_expf(-inf) = 0,
  * overflow to +inf for x > 88.72, underflow through the subnormals to +0;
