@@ -4,7 +4,8 @@
  * operation, and on the PULP cluster, whose cores share their FPUs in pairs,
  * a float load or store costs more than an integer one (README, "Cycles on
  * GVSoC siracusa"). dm_word_t may alias any object (gcc's may_alias), so
- * reading floats through it is not undefined. */
+ * reading floats through it is not undefined. Also the contiguous float add
+ * the binary and accumulate kernels share. */
 #ifndef DM_WORDS_H
 #define DM_WORDS_H
 
@@ -19,6 +20,25 @@ typedef uint32_t __attribute__((may_alias)) dm_word_t;
 DM_INLINE uint32_t dm_positive_mask(uint32_t b)
 {
     return 0u - (uint32_t)(b - 1u < 0x7f800000u);
+}
+
+/* y[k] = a[k] + b[k], k < n, contiguous (the binary kernel's add and
+ * accumulate's sum): unrolled by four, the loads first; y may be a or b. */
+DM_INLINE void dm_add_contig(float *y, const float *a, const float *b, uint32_t n)
+{
+    float *const end4 = y + (n & ~3u), *const end = y + n;
+    while (y != end4) {
+        const float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+        const float b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3];
+        y[0] = a0 + b0;
+        y[1] = a1 + b1;
+        y[2] = a2 + b2;
+        y[3] = a3 + b3;
+        y += 4;
+        a += 4;
+        b += 4;
+    }
+    while (y != end) *y++ = *a++ + *b++;
 }
 
 #endif

@@ -31,25 +31,13 @@ DM_BINARY_ROW(dm_row_sub, DM_SUB)
 DM_BINARY_ROW(dm_row_mul, DM_MUL)
 DM_BINARY_ROW(dm_row_div, DM_DIV)
 
-/* y[k] = a[k] + b[k], k < n, contiguous: unrolled by four, the loads first. */
-DM_INLINE void dm_row_add_contig(float *y, const float *a, const float *b,
-                                                        uint32_t n, uint32_t sa, uint32_t sb)
+/* y[k] = a[k] + b[k], k < n, contiguous (dm_words.h; the strides are 1). */
+DM_INLINE void dm_row_add_contig(float *y, const float *a, const float *b, uint32_t n, uint32_t sa,
+                                 uint32_t sb)
 {
     (void)sa;
     (void)sb;
-    float *const end4 = y + (n & ~3u), *const end = y + n;
-    while (y != end4) {
-        const float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-        const float b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3];
-        y[0] = a0 + b0;
-        y[1] = a1 + b1;
-        y[2] = a2 + b2;
-        y[3] = a3 + b3;
-        y += 4;
-        a += 4;
-        b += 4;
-    }
-    while (y != end) *y++ = *a++ + *b++;
+    dm_add_contig(y, a, b, n);
 }
 
 /* Dims of size 1 are dropped and neighbours merged where A's and B's strides

@@ -30,21 +30,7 @@ void dm_accumulate_fp32(void *args)
         while (o != end) *o++ = *g++;
         return;
     }
-    const float *b = a->buffer + i0, *g = a->grad + i0;
-    float *o = a->out + i0;
-    float *const end4 = o + n4, *const end = o + n;
-    while (o != end4) {
-        const float b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3];
-        const float g0 = g[0], g1 = g[1], g2 = g[2], g3 = g[3];
-        o[0] = b0 + g0;
-        o[1] = b1 + g1;
-        o[2] = b2 + g2;
-        o[3] = b3 + g3;
-        o += 4;
-        b += 4;
-        g += 4;
-    }
-    while (o != end) *o++ = *b++ + *g++;
+    dm_add_contig(a->out + i0, a->buffer + i0, a->grad + i0, n);
 }
 
 void dm_sgd_fp32(void *args)
