@@ -13,6 +13,21 @@ import pytest
 
 from deeploy_mlir.targets.stacks import stack_reservation
 
+
+def _have_gvsoc() -> bool:
+    """Whether GVSoC and its pulp-runtime are set up (scripts/install-gvsoc.sh)."""
+    try:
+        from deeploy_mlir.targets import gvsoc
+
+        gvsoc.find_setup()
+    except Exception:
+        return False
+    return True
+
+
+#: marks a test that runs GVSoC: skipped, with the reason, where it is not set up
+needs_gvsoc = pytest.mark.skipif(not _have_gvsoc(), reason="GVSoC is not installed")
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 #: L1 bytes the cluster stacks take at most from an --l1 budget (the arena

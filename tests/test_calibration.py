@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, run_cli, training_args
+from conftest import EXAMPLES, needs_gvsoc, run_cli, training_args
 
 from deeploy_mlir.cost.events import compute_cycles, transfer_cycles
 from deeploy_mlir.targets.boards import load_board
@@ -37,16 +37,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import gvsoc_probe as P  # noqa: E402
-
-try:
-    from deeploy_mlir.targets import gvsoc
-
-    gvsoc.find_setup()
-    HAVE_GVSOC = True
-except Exception:
-    HAVE_GVSOC = False
-
-needs_gvsoc = pytest.mark.skipif(not HAVE_GVSOC, reason="GVSoC is not installed")
 
 
 @needs_gvsoc

@@ -21,19 +21,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import needs_gvsoc
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 import gvsoc as bench  # noqa: E402  (bench/gvsoc.py)
-
-try:
-    from deeploy_mlir.targets import gvsoc
-
-    gvsoc.find_setup()
-    HAVE_GVSOC = True
-except Exception:
-    HAVE_GVSOC = False
-needs_gvsoc = pytest.mark.skipif(not HAVE_GVSOC, reason="GVSoC is not installed")
 
 MODEL, ARENA = "mlp_wide", 16384
 
