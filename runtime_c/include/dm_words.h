@@ -22,6 +22,25 @@ DM_INLINE uint32_t dm_positive_mask(uint32_t b)
     return 0u - (uint32_t)(b - 1u < 0x7f800000u);
 }
 
+/* y[k] = x[k], k < n, as words, unrolled by four with the loads first (the
+ * asm keeps gcc from turning the loop into a memcpy call: a library call,
+ * a deeper stack and picolibc's byte loops). */
+DM_INLINE void dm_copy_words(dm_word_t *y, const dm_word_t *x, uint32_t n)
+{
+    dm_word_t *const end4 = y + (n & ~3u), *const end = y + n;
+    while (y != end4) {
+        const uint32_t a = x[0], b = x[1], c = x[2], d = x[3];
+        __asm__ volatile("" : "+r"(y));
+        y[0] = a;
+        y[1] = b;
+        y[2] = c;
+        y[3] = d;
+        y += 4;
+        x += 4;
+    }
+    while (y != end) *y++ = *x++;
+}
+
 /* y[k] = a[k] + b[k], k < n, contiguous (the binary kernel's add and
  * accumulate's sum): unrolled by four, the loads first; y may be a or b. */
 DM_INLINE void dm_add_contig(float *y, const float *a, const float *b, uint32_t n)

@@ -12,22 +12,9 @@ void dm_accumulate_fp32(void *args)
     uint32_t i0, i1;
     dm_chunk(a->size, &i0, &i1);
     if (i0 >= i1) return;
-    const uint32_t n = i1 - i0, n4 = n & ~3u;
+    const uint32_t n = i1 - i0;
     if (a->reset[0]) {
-        const dm_word_t *g = (const dm_word_t *)a->grad + i0;
-        dm_word_t *o = (dm_word_t *)a->out + i0;
-        dm_word_t *const end4 = o + n4, *const end = o + n;
-        while (o != end4) {
-            const uint32_t g0 = g[0], g1 = g[1], g2 = g[2], g3 = g[3];
-            __asm__ volatile("" : "+r"(o)); /* no memmove call */
-            o[0] = g0;
-            o[1] = g1;
-            o[2] = g2;
-            o[3] = g3;
-            o += 4;
-            g += 4;
-        }
-        while (o != end) *o++ = *g++;
+        dm_copy_words((dm_word_t *)a->out + i0, (const dm_word_t *)a->grad + i0, n);
         return;
     }
     dm_add_contig(a->out + i0, a->buffer + i0, a->grad + i0, n);

@@ -16,22 +16,10 @@
 #include "dm_transpose.h"
 #include "dm_words.h"
 
-/* y[k] = x[k], k < n. The empty asm keeps gcc from making the loop a memcpy
- * call (a library call: a deeper stack, and picolibc's byte loops). */
+/* y[k] = x[k], k < n (dm_words.h's loop, out of line). */
 __attribute__((noinline)) static void dm_tr_copy(dm_word_t *y, const dm_word_t *x, uint32_t n)
 {
-    dm_word_t *const end4 = y + (n & ~3u), *const end = y + n;
-    while (y != end4) {
-        const uint32_t a = x[0], b = x[1], c = x[2], d = x[3];
-        __asm__ volatile("" : "+r"(y));
-        y[0] = a;
-        y[1] = b;
-        y[2] = c;
-        y[3] = d;
-        y += 4;
-        x += 4;
-    }
-    while (y != end) *y++ = *x++;
+    dm_copy_words(y, x, n);
 }
 
 /* y[k] = x[k * step], k < n. */
