@@ -1,8 +1,9 @@
 """The pieces the parallel-kernel tests on GVSoC share (test_gvsoc_kernels,
-test_zoo_gvsoc): a test program is C text with a `run(void *)` cluster entry
-that prints `R tag team order word...` lines; it is built twice, against the
-host emulation and for GVSoC (runtime_c/gvsoc/gvsoc.mk), and the two runs'
-lines are compared."""
+test_data_kernels_gvsoc, test_zoo_gvsoc): a test program (team_program) runs
+the test's kernel calls on the cluster once per team size (TEAMS) and start
+order of the team's cores, and prints `R tag team order word...` lines; it is
+built twice, against the host emulation and for GVSoC
+(runtime_c/gvsoc/gvsoc.mk), and the two runs' lines are compared."""
 
 from __future__ import annotations
 
@@ -15,6 +16,29 @@ import numpy as np
 from deeploy_mlir.targets import gvsoc
 
 RT = Path(__file__).resolve().parents[1] / "runtime_c"
+
+#: the team sizes every kernel call of a team_program runs at
+TEAMS = (1, 2, 3, 8)
+#: the start orders per team size: order 0 starts core c FORK_DELAY * c busy-wait
+#: iterations late, order 1 FORK_DELAY * (7 - c) (runtime_c/gvsoc's
+#: dm_gvsoc_fork_delay; the host emulation has no such delay)
+ORDERS, FORK_DELAY = 2, 97
+#: the `R` lines of each tag: one per team size and order
+RUNS = len(TEAMS) * ORDERS
+
+#: dump(tag, n, order, v, words): the `R` line of `words` 32-bit words from v
+DUMP = r"""
+static void dump(const char *tag, int n, int order, const void *v, unsigned words)
+{
+    printf("R %s %d %d", tag, n, order);
+    for (unsigned i = 0; i < words; i++) {
+        uint32_t u;
+        memcpy(&u, (const char *)v + 4u * i, 4);
+        printf(" %08lx", (unsigned long)u);
+    }
+    printf("\n");
+}
+"""
 
 #: the fabric controller's main: open the cluster, run `run` on it, close it
 CLUSTER_MAIN = r"""
@@ -31,6 +55,44 @@ int main(void)
     return 0;
 }
 """
+
+
+#: team_program's cluster entry: `body` for each team size and start order
+RUN = r"""
+static void run(void *arg)
+{
+    (void)arg;
+    static const int teams[%(nteams)d] = {%(teams)s};
+    for (int t = 0; t < %(nteams)d; t++) {
+        for (int order = 0; order < %(orders)d; order++) {
+            int n = teams[t];
+#ifdef DM_GVSOC
+            for (int c = 0; c < 8; c++)
+                dm_gvsoc_fork_delay[c] = (uint32_t)(order == 0 ? c : 7 - c) * %(delay)du;
+#endif
+%(body)s        }
+    }
+    printf("DONE\n");
+}
+"""
+
+
+def team_program(header: str, globals_: str, body: str) -> str:
+    """A whole test program: stdio, string, pmsis and the kernels' `header`,
+    DUMP, the test's `globals_` (data, buffers, its poison()), the cluster
+    entry `run` (RUN), which runs `body` (statements indented for its loops,
+    a leading newline aside; `n` is the team size, `order` the start order)
+    for each of TEAMS and ORDERS with the order's start delays set, and
+    CLUSTER_MAIN."""
+    run = RUN % {
+        "nteams": len(TEAMS),
+        "teams": ", ".join(map(str, TEAMS)),
+        "orders": ORDERS,
+        "delay": FORK_DELAY,
+        "body": body.removeprefix("\n"),
+    }
+    includes = '#include <stdio.h>\n#include <string.h>\n#include "pmsis.h"\n'
+    return f'\n{includes}#include "{header}"\n{DUMP}{globals_}{run}{CLUSTER_MAIN}'
 
 
 def c_floats(name: str, a: np.ndarray, qualifier: str = "static") -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from gvsoc_program import CLUSTER_MAIN, c_floats, results, run_host_and_gvsoc
+from gvsoc_program import RUNS, c_floats, results, run_host_and_gvsoc, team_program
 
 RNG = np.random.default_rng(31)
 
@@ -26,25 +26,10 @@ OH, OW = (H + 2 - 3) // 2 + 2, (W + 2 - 3) // 2 + 2
 TA, TB, TR, TC = 13, 10, 7, 9
 YSIZE = max(P * OH * OW * 3, P * H * W, TA * TB, 2 * TR * TC)
 
-PROGRAM = r"""
-#include <stdio.h>
-#include <string.h>
-#include "pmsis.h"
-#include "dm_kernels.h"
+GLOBALS = r"""
 %(data)s
 static float Y[%(ysize)d];
 static int64_t IDX[%(P)d * %(OH)d * %(OW)d], IDX2[%(P)d * %(OH)d * %(OW)d];
-
-static void dump(const char *tag, int n, int order, const void *v, unsigned words)
-{
-    printf("R %%s %%d %%d", tag, n, order);
-    for (unsigned i = 0; i < words; i++) {
-        uint32_t u;
-        memcpy(&u, (const char *)v + 4u * i, 4);
-        printf(" %%08lx", (unsigned long)u);
-    }
-    printf("\n");
-}
 
 static void poison(void)
 {
@@ -52,18 +37,10 @@ static void poison(void)
     for (unsigned i = 0; i < %(ysize)du; i++) memcpy(&Y[i], &nan, 4);
     memset(IDX, 0x5a, sizeof(IDX));
 }
+"""
 
-static void run(void *arg)
-{
-    (void)arg;
-    static const int teams[4] = {1, 2, 3, 8};
-    for (int t = 0; t < 4; t++) {
-        for (int order = 0; order < 2; order++) {
-            int n = teams[t];
-#ifdef DM_GVSOC
-            for (int c = 0; c < 8; c++)
-                dm_gvsoc_fork_delay[c] = (uint32_t)(order == 0 ? c : 7 - c) * 97u;
-#endif
+#: the statements run for each team size n and start order
+BODY = r"""
             dm_pool2d_args_t mp = {0};
             mp.X = pX; mp.Y = Y; mp.indices = IDX; mp.planes = %(P)d; mp.in_h = %(H)d;
             mp.in_w = %(W)d; mp.out_h = %(OH)d; mp.out_w = %(OW)d; mp.k_h = 3; mp.k_w = 3;
@@ -107,10 +84,6 @@ static void run(void *arg)
             rg.dY = pT; rg.X = pX; rg.dX = Y; rg.size = %(TA)d * %(TB)d;
             poison(); pi_cl_team_fork(n, dm_relu_grad_fp32, &rg);
             dump("relu_grad", n, order, Y, %(TA)du * %(TB)du);
-        }
-    }
-    printf("DONE\n");
-}
 """
 
 
@@ -122,13 +95,13 @@ def _program() -> str:
     data = c_floats("pX", x) + c_floats("pDY", dy) + c_floats("pT", tx)
     subs = {"data": data, "ysize": YSIZE, "P": P, "H": H, "W": W, "OH": OH, "OW": OW}
     subs |= {"TA": TA, "TB": TB, "TR": TR, "TC": TC}
-    return PROGRAM % subs
+    return team_program("dm_kernels.h", GLOBALS % subs, BODY % subs)
 
 
 def test_data_kernels_parallel_same_bits_as_host_no_race(tmp_path: Path) -> None:
-    host_out, text = run_host_and_gvsoc(tmp_path, _program() + CLUSTER_MAIN)
+    host_out, text = run_host_and_gvsoc(tmp_path, _program())
     want = results(host_out)
-    assert len(want) == 4 * 2 * 8
+    assert len(want) == RUNS * 8
     got = results(text)
     assert set(got) == set(want)
     for key, bits in want.items():

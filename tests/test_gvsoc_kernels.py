@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 from conftest import EXAMPLES, run_cli, stacks_of, training_args
-from gvsoc_program import CLUSTER_MAIN, c_floats, results, run_host_and_gvsoc
+from gvsoc_program import RUNS, c_floats, results, run_host_and_gvsoc, team_program
 
 from deeploy_mlir.passes.tile_select import TileSelect
 from deeploy_mlir.pipeline import parse_pipeline, print_pipeline
@@ -39,42 +39,19 @@ CB, CI, CH, CW, CO = 2, 3, 9, 7, 5
 DB, DC, DH, DW = 2, 3, 9, 11
 
 
-PROGRAM = r"""
-#include <stdio.h>
-#include <string.h>
-#include "pmsis.h"
-#include "dm_kernels.h"
+GLOBALS = r"""
 %(data)s
 static float Y[%(ysize)d];
-
-static void dump(const char *tag, int n, int order, const float *v, unsigned len)
-{
-    printf("R %%s %%d %%d", tag, n, order);
-    for (unsigned i = 0; i < len; i++) {
-        uint32_t u;
-        memcpy(&u, &v[i], 4);
-        printf(" %%08lx", (unsigned long)u);
-    }
-    printf("\n");
-}
 
 static void poison(void)
 {
     uint32_t nan = 0x7fc0dead;
     for (unsigned i = 0; i < %(ysize)du; i++) memcpy(&Y[i], &nan, 4);
 }
+"""
 
-static void run(void *arg)
-{
-    (void)arg;
-    static const int teams[4] = {1, 2, 3, 8};
-    for (int t = 0; t < 4; t++) {
-        for (int order = 0; order < 2; order++) {
-            int n = teams[t];
-#ifdef DM_GVSOC
-            for (int c = 0; c < 8; c++)
-                dm_gvsoc_fork_delay[c] = (uint32_t)(order == 0 ? c : 7 - c) * 97u;
-#endif
+#: the statements run for each team size n and start order
+BODY = r"""
             dm_gemm_args_t g = {0};
             g.A = gA; g.B = gB; g.C = gC; g.Y = Y; g.M = %(M)d; g.N = %(N)d; g.K = %(K)d;
             g.alpha = 1.0f; g.beta = 1.0f; g.c_stride_m = %(N)d; g.c_stride_n = 1;
@@ -152,11 +129,6 @@ static void run(void *arg)
             dg.dX = NULL; dg.dW = Y; dg.dB = &Y[%(DC)d * 9];
             poison(); pi_cl_team_fork(n, dm_conv2d_grad_weight_fp32, &dg);
             dump("dw_dw", n, order, Y, %(DC)d * 9 + %(DC)d);
-        }
-    }
-    printf("DONE\n");
-}
-
 """
 
 
@@ -190,7 +162,7 @@ def _program() -> str:
     ysize = max(
         M * N, K * N, M * K, CB * CO * ohw, CB * CI * CH * CW, CO * CI * 9 + CO, DB * DC * DH * DW
     )
-    return PROGRAM % {
+    subs = {
         "data": data,
         "ysize": ysize,
         "M": M,
@@ -209,12 +181,13 @@ def _program() -> str:
         "DH": DH,
         "DW": DW,
     }
+    return team_program("dm_kernels.h", GLOBALS % subs, BODY % subs)
 
 
 def test_kernels_parallel_same_bits_as_host_no_race(tmp_path: Path) -> None:
-    host_out, text = run_host_and_gvsoc(tmp_path, _program() + CLUSTER_MAIN)
+    host_out, text = run_host_and_gvsoc(tmp_path, _program())
     want = results(host_out)
-    assert len(want) == 4 * 2 * 14
+    assert len(want) == RUNS * 14
     got = results(text)
     assert set(got) == set(want)
     for key, bits in want.items():

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gvsoc_program import CLUSTER_MAIN, c_floats, results, run_host_and_gvsoc
+from gvsoc_program import RUNS, c_floats, results, run_host_and_gvsoc, team_program
 
 RNG = np.random.default_rng(2020)
 POISON = "7fc0dead"
@@ -42,25 +42,10 @@ G_OUT, G_ROWS, G_IN, G_N = 2, 5, 3, 9
 SB, SC = 7, 5  # cross-entropy rows, classes
 LS = (3, 6, 2)  # log-softmax [outer, len, inner]
 
-PROGRAM = r"""
-#include <stdio.h>
-#include <string.h>
-#include "pmsis.h"
-#include "dm_kernels_ext.h"
+GLOBALS = r"""
 %(data)s
 static float Y[%(ysize)d], Y2[%(ysize)d], Y3[%(ysize)d], S1[64], S2[64], S3[64], S4[64];
 static uint8_t U[%(ysize)d];
-
-static void dump(const char *tag, int n, int order, const void *v, unsigned len)
-{
-    printf("R %%s %%d %%d", tag, n, order);
-    for (unsigned i = 0; i < len; i++) {
-        uint32_t u;
-        memcpy(&u, (const char *)v + 4u * i, 4);
-        printf(" %%08lx", (unsigned long)u);
-    }
-    printf("\n");
-}
 
 static void dump8(const char *tag, int n, int order, const uint8_t *v, unsigned len)
 {
@@ -80,18 +65,10 @@ static void poison(void)
         memcpy(&S4[i], &nan, 4);
     }
 }
+"""
 
-static void run(void *arg)
-{
-    (void)arg;
-    static const int teams[4] = {1, 2, 3, 8};
-    for (int t = 0; t < 4; t++) {
-        for (int order = 0; order < 2; order++) {
-            int n = teams[t];
-#ifdef DM_GVSOC
-            for (int c = 0; c < 8; c++)
-                dm_gvsoc_fork_delay[c] = (uint32_t)(order == 0 ? c : 7 - c) * 97u;
-#endif
+#: the statements run for each team size n and start order
+BODY = r"""
             /* AdamW, step 3, adam_mode 1 and 0 */
             for (int mode = 0; mode < 2; mode++) {
                 poison();
@@ -209,11 +186,6 @@ static void run(void *arg)
             dm_log_softmax_args_t lg = {lX, Y, Y2, %(LS0)du, %(LS1)du, %(LS2)du};
             pi_cl_team_fork(n, dm_log_softmax_grad_fp32, &lg);
             dump("libm_logsoftmax_grad", n, order, Y2, %(LSS)du);
-        }
-    }
-    printf("DONE\n");
-}
-
 """
 
 
@@ -248,7 +220,7 @@ def _program() -> str:
             _floats("lX", f(*LS) * 3),
         ]
     )
-    return PROGRAM % {
+    subs = {
         "data": data,
         "ysize": 128,
         "NA": N_ADAM,
@@ -268,6 +240,7 @@ def _program() -> str:
         "LS2": LS[2],
         "LSS": int(np.prod(LS)),
     }
+    return team_program("dm_kernels_ext.h", GLOBALS % subs, BODY % subs)
 
 
 def _floats_of(words: list[str]) -> np.ndarray:
@@ -279,14 +252,14 @@ def test_zoo_kernels_parallel_on_gvsoc(tmp_path: Path) -> None:
     # gvsoc.mk's APP_FLAGS do not say it, riscv gcc would fuse into fmadd.s
     host_out, text = run_host_and_gvsoc(
         tmp_path,
-        _program() + CLUSTER_MAIN,
+        _program(),
         host_flags=["-ffp-contract=off"],
         gvsoc_defs="-ffp-contract=off",
         timeout=900,
     )
     want = results(host_out)
     got = results(text)
-    assert set(got) == set(want) and len(want) == 8 * len({k for k, _, _ in want})
+    assert set(got) == set(want) and len(want) == RUNS * len({k for k, _, _ in want})
     for key, words in want.items():
         assert POISON not in words, f"{key}: the host run left an element unwritten"
         if got[key] != words:
