@@ -1,6 +1,6 @@
 """Measure the stack figures of deeploy_mlir/targets/stacks.py and print them.
 
-    python scripts/measure_stacks.py [--sdk PULP_SDK]
+    python scripts/measure_stacks.py [--sdk PULP_SDK] [--kernels] [--check | --write]
 
 Compiles runtime_c/kernels, the step functions and harness of every example
 (tiled at a small L1, untiled, and with every tensor in L3) and PULPOS'
@@ -8,11 +8,24 @@ minimal libc against pulp-sdk's siracusa headers with Debian's
 riscv64-unknown-elf-gcc (-fstack-usage -fcallgraph-info=su, RV32IMF ilp32f,
 -O2 and -O3) and prints deeploy_mlir/targets/stack_table.py's KERNEL_PATHS
 (each kernel entry's deepest path) and stacks.py's STEP_FRAME, HARNESS_PATH
-and TRAIN_FRAME, the largest of both levels, with what sets each."""
+and TRAIN_FRAME, the largest of both levels, with what sets each.
+
+--kernels measures KERNEL_PATHS only (runtime_c/kernels: ~15 s of CPU; the
+examples' projects take minutes). --check compares the figures with the
+files and exits 1 when one is below its measurement or a kernel is missing
+(the stacks could overflow); an entry above its measurement is listed as a
+note (L1 that could be given back). --write rewrites the files with the
+measurement: stack_table.py's entries (each with the level that measured
+it) and, without --kernels, stacks.py's three constants (each with what sets
+it). After a change to runtime_c's kernels:
+
+    python scripts/measure_stacks.py --kernels --write   # then review the diff
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import tempfile
@@ -21,17 +34,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from deeploy_mlir.emitters.c import C_LANG  # noqa: E402
+from deeploy_mlir.targets import stacks  # noqa: E402
 from deeploy_mlir.targets.pulp_sdk import SdkFlags, pulp_sdk_root  # noqa: E402
-from deeploy_mlir.targets.stacks import (  # noqa: E402
-    kernel_entries,
-    measure,
-    stack_reservation,
-    step_and_harness,
-)
+from deeploy_mlir.targets.stack_table import KERNEL_PATHS  # noqa: E402
 
-OPTS = ("-O2", "-O3")
-STEPS = ("RunTrainingNetwork", "RunOptimizerNetwork")
+TABLE = ROOT / "deeploy_mlir" / "targets" / "stack_table.py"
+STACKS = ROOT / "deeploy_mlir" / "targets" / "stacks.py"
 #: lower options of the projects measured (each with --data of the example):
 #: tiled with a 2,048-byte arena (several tiles per op; "ARENA2048": --l1 is
 #: that plus the example's own stacks), untiled, all in L3
@@ -40,6 +48,8 @@ VARIANTS = (
     ["--tiling", "untiled", "--l1", "10000000"],
     ["--home", "L3"],
 )
+#: stacks.py's constant of each project figure (stacks.step_and_harness)
+CONSTANTS = {"STEP": "STEP_FRAME", "HARNESS": "HARNESS_PATH", "TRAIN": "TRAIN_FRAME"}
 
 
 def variant(ex: Path, opts: list[str]) -> list[str]:
@@ -47,74 +57,105 @@ def variant(ex: Path, opts: list[str]) -> list[str]:
     if "ARENA2048" not in opts:
         return opts
     from deeploy_mlir.frontend.onnx_import import import_model
-    from deeploy_mlir.targets.stacks import program_kernels
 
-    l1 = stack_reservation(kernels=program_kernels(import_model(ex).module)) + 2048
+    l1 = stacks.stack_reservation(kernels=stacks.program_kernels(import_model(ex).module)) + 2048
     return [str(l1) if o == "ARENA2048" else o for o in opts]
 
 
-def sdk_cflags(sdk: Path, overlay: Path) -> list[str]:
-    return SdkFlags(sdk).cflags(overlay) + list(C_LANG)
+def project_figures(sdk: Path, overlay: Path, tmp: Path) -> dict[str, tuple[int, str]] | None:
+    """STEP: a step function's path without the kernels it forks (the PULPOS
+    DMA and fork code inlined in it or called); HARNESS: dm_train's path
+    without the step functions (its printf: PULPOS' libc); TRAIN: dm_train's
+    own frame. The largest over the examples and VARIANTS, with the project
+    that sets each; None when a lower fails (said on stderr)."""
+    worst = {k: (0, "") for k in CONSTANTS}
+    examples = {p.parent for p in (ROOT / "examples").glob("*/expected.json")}
+    examples |= {p.parent for p in (ROOT / "examples").glob("*/reference.json")}
+    for ex in sorted(examples):
+        for i, opts in enumerate(VARIANTS):
+            proj = tmp / f"{ex.name}_{i}"
+            opts = variant(ex, opts)
+            cmd = [sys.executable, "-m", "deeploy_mlir.cli", "lower", str(ex), "-o", str(proj)]
+            r = subprocess.run(
+                [*cmd, "--data", str(ex / "data.npz"), *opts],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+            )
+            if r.returncode != 0:
+                print(f"error: {ex.name} {opts}: {r.stderr.strip()}", file=sys.stderr)
+                return None
+            for k, v in stacks.step_and_harness(sdk, overlay, proj, stacks.OPTS).items():
+                if v > worst[k][0]:
+                    worst[k] = (v, f"{ex.name} {' '.join(opts)}")
+    return worst
 
 
-def kernel_paths(sdk: Path, overlay: Path) -> dict[str, tuple[int, str]]:
-    rt = ROOT / "runtime_c"
-    srcs = sorted((rt / "kernels").glob("*.c"))
-    flags = [*sdk_cflags(sdk, overlay), f"-I{rt / 'include'}", "-DNUM_CORES=8"]
-    out: dict[str, tuple[int, str]] = {}
-    for opt in OPTS:
-        g = measure(srcs, flags, opt)
-        for k in kernel_entries(g, srcs):
-            p = g.path(k)
-            if k not in out or p > out[k][0]:
-                out[k] = (p, opt)
-    return out
+def check(kernels: dict[str, tuple[int, str]], figures: dict[str, tuple[int, str]]) -> int:
+    """Print what is below its measurement (exit 1) and what is above (notes)."""
+    bad = stacks.table_shortfalls(kernels, KERNEL_PATHS)
+    for k, (p, _) in sorted(kernels.items()):
+        if KERNEL_PATHS.get(k, p) > p:
+            print(f"note: {k}: table {KERNEL_PATHS[k]} B > measured {p} B (--write gives it back)")
+    for k, (v, where) in figures.items():
+        have = getattr(stacks, CONSTANTS[k])
+        if have < v:
+            bad.append(f"{CONSTANTS[k]}: stacks.py {have} B < measured {v} B ({where})")
+        elif have > v:
+            print(f"note: {CONSTANTS[k]}: stacks.py {have} B > measured {v} B ({where})")
+    for line in bad:
+        print(f"error: {line}", file=sys.stderr)
+    print("below the measurement: " + (f"{len(bad)} figure(s)" if bad else "none"))
+    return 1 if bad else 0
 
 
-def project_frames(sdk: Path, overlay: Path, proj: Path) -> dict[str, int]:
-    """STEP: a step function's path without the kernels it forks (the
-    PULPOS DMA and fork code inlined in it or called); HARNESS: dm_train's
-    path without the step functions (its printf: PULPOS' libc)."""
-    return step_and_harness(sdk, overlay, proj, OPTS)
+def write(kernels: dict[str, tuple[int, str]], figures: dict[str, tuple[int, str]]) -> None:
+    TABLE.write_text(stacks.rewrite_kernel_table(TABLE.read_text(), kernels))
+    print(f"wrote {TABLE.relative_to(ROOT)}")
+    if figures:
+        text = STACKS.read_text()
+        for k, (v, where) in figures.items():
+            line = re.compile(rf"^{CONSTANTS[k]} = \d+  # .*$", re.M)
+            text, n = line.subn(f"{CONSTANTS[k]} = {v}  # {where}", text)
+            if n != 1:
+                raise SystemExit(f"error: {STACKS.name}: no `{CONSTANTS[k]} = N  # ...` line")
+        STACKS.write_text(text)
+        print(f"wrote {STACKS.relative_to(ROOT)}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sdk", type=Path, default=pulp_sdk_root(ROOT))
+    ap.add_argument("--kernels", action="store_true", help="KERNEL_PATHS only (fast)")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--check", action="store_true", help="exit 1 when a figure is below its measurement"
+    )
+    mode.add_argument("--write", action="store_true", help="write the measurement into the files")
     args = ap.parse_args()
     if args.sdk is None:
         print("error: pulp-sdk not found (../shared/sdk/pulp-sdk or --sdk)", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as d:
         overlay = SdkFlags(args.sdk).write_overlay(Path(d) / "overlay")
-        kp = kernel_paths(args.sdk, overlay)
-        print("KERNEL_PATHS: dict[str, int] = {")
-        for k in sorted(kp):
-            print(f'    "{k}": {kp[k][0]},  # {kp[k][1]}')
-        print("}")
-        worst = {"STEP": (0, ""), "HARNESS": (0, ""), "TRAIN": (0, "")}
-        examples = {p.parent for p in (ROOT / "examples").glob("*/expected.json")}
-        examples |= {p.parent for p in (ROOT / "examples").glob("*/reference.json")}
-        for ex in sorted(examples):
-            for i, opts in enumerate(VARIANTS):
-                proj = Path(d) / f"{ex.name}_{i}"
-                opts = variant(ex, opts)
-                cmd = [sys.executable, "-m", "deeploy_mlir.cli", "lower", str(ex), "-o", str(proj)]
-                r = subprocess.run(
-                    [*cmd, "--data", str(ex / "data.npz"), *opts],
-                    capture_output=True,
-                    text=True,
-                    cwd=ROOT,
-                )
-                if r.returncode != 0:
-                    print(f"error: {ex.name} {opts}: {r.stderr.strip()}", file=sys.stderr)
-                    return 1
-                for k, v in project_frames(args.sdk, overlay, proj).items():
-                    if v > worst[k][0]:
-                        worst[k] = (v, f"{ex.name} {' '.join(opts)}")
-        print(f"STEP_FRAME = {worst['STEP'][0]}  # {worst['STEP'][1]}")
-        print(f"HARNESS_PATH = {worst['HARNESS'][0]}  # {worst['HARNESS'][1]}")
-        print(f"TRAIN_FRAME = {worst['TRAIN'][0]}  # {worst['TRAIN'][1]}")
+        graphs = stacks.kernel_graphs(args.sdk, overlay, ROOT / "runtime_c")
+        kernels = stacks.measured_kernel_paths(graphs)
+        figures: dict[str, tuple[int, str]] = {}
+        if not args.kernels:
+            got = project_figures(args.sdk, overlay, Path(d))
+            if got is None:
+                return 1
+            figures = got
+    if args.check:
+        return check(kernels, figures)
+    if args.write:
+        write(kernels, figures)
+        return 0
+    print("KERNEL_PATHS: dict[str, int] = {")
+    print(stacks.kernel_table_lines(kernels), end="")
+    print("}")
+    for k, (v, where) in figures.items():
+        print(f"{CONSTANTS[k]} = {v}  # {where}")
     return 0
 
 

@@ -37,26 +37,16 @@ def overlay(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return SdkFlags(SDK).write_overlay(tmp_path_factory.mktemp("overlay"))
 
 
-def _kernel_graphs(overlay: Path) -> list[tuple[stacks.CallGraph, list[str]]]:
-    assert SDK is not None
-    rt = ROOT / "runtime_c"
-    srcs = sorted((rt / "kernels").glob("*.c"))
-    flags = [*SdkFlags(SDK).cflags(overlay), *C_LANG, f"-I{rt / 'include'}", "-DNUM_CORES=8"]
-    out = []
-    for opt in OPTS:
-        g = stacks.measure(srcs, flags, opt)
-        out.append((g, stacks.kernel_entries(g, srcs)))
-    return out
-
-
 @needs_sdk
 def test_kernel_table_covers_the_kernels(overlay: Path) -> None:
     """Every kernel entry of runtime_c/kernels is in the per-kernel table
-    (targets/stack_table.py) with a path at least gcc's, and no path of a
+    (targets/stack_table.py) with a path at least gcc's (what
+    `scripts/measure_stacks.py --kernels --check` checks), and no path of a
     kernel goes through a call gcc's graph leaves unresolved (a function
     pointer whose file takes no function's address)."""
-    seen = 0
-    for g, entries in _kernel_graphs(overlay):
+    assert SDK is not None
+    graphs = stacks.kernel_graphs(SDK, overlay, ROOT / "runtime_c", OPTS)
+    for _, g, entries in graphs:
         assert len(entries) >= 20, entries  # every dm_* kernel of runtime_c/kernels
         assert not (g.dynamic & set(entries)), "a kernel with a dynamic frame"
         reach: set[str] = set()
@@ -67,12 +57,42 @@ def test_kernel_table_covers_the_kernels(overlay: Path) -> None:
                 reach.add(f)
                 todo += list(g.calls.get(f, ()))
         assert "__indirect_call" not in reach, "an indirect call the measure cannot resolve"
-        for k in entries:
-            assert k in KERNEL_PATHS, f"{k}: not in targets/stack_table.py (measure_stacks.py)"
-            p = g.path(k)
-            assert p <= KERNEL_PATHS[k], f"{k}: {p} > KERNEL_PATHS {KERNEL_PATHS[k]}"
-            seen = max(seen, p)
-    assert seen > 0
+    measured = stacks.measured_kernel_paths(graphs)
+    assert set(measured) == {k for _, _, entries in graphs for k in entries}
+    assert stacks.table_shortfalls(measured, KERNEL_PATHS) == [], (
+        "run `python scripts/measure_stacks.py --kernels --write`"
+    )
+    assert max(p for p, _ in measured.values()) > 0
+
+
+def test_table_check_and_write() -> None:
+    """table_shortfalls (measure_stacks.py --check) names a kernel the table
+    lacks or holds below its measurement, not one at or above it;
+    rewrite_kernel_table (--write) replaces the table's entries and nothing
+    else, and stack_table.py is in the form it writes (so that --write after
+    a kernel change gives a diff of the changed figures only)."""
+    measured = {"dm_a": (64, "-O2"), "dm_b": (32, "-O3"), "dm_c": (16, "-O2")}
+    table = {"dm_a": 48, "dm_b": 32, "dm_z": 999}
+    assert stacks.table_shortfalls(measured, table) == [
+        "dm_a: table 48 B < measured 64 B at -O2",
+        "dm_c: not in the table (measured 16 B at -O2)",
+    ]
+    assert stacks.table_shortfalls(measured, {"dm_a": 64, "dm_b": 40, "dm_c": 16}) == []
+    src = (ROOT / "deeploy_mlir" / "targets" / "stack_table.py").read_text()
+    new = stacks.rewrite_kernel_table(src, measured)
+    head = src[: src.index("KERNEL_PATHS: dict")]
+    assert new == head + (
+        "KERNEL_PATHS: dict[str, int] = {\n"
+        '    "dm_a": 64,  # -O2\n'
+        '    "dm_b": 32,  # -O3\n'
+        '    "dm_c": 16,  # -O2\n'
+        "}\n"
+    )
+    # the table as it is: each entry with the level that measured it
+    levels = dict(re.findall(r'^    "(\w+)": \d+,  # (-O\d)$', src, re.M))
+    assert set(levels) == set(KERNEL_PATHS)
+    ours = {k: (v, levels[k]) for k, v in KERNEL_PATHS.items()}
+    assert stacks.rewrite_kernel_table(src, ours) == src
 
 
 def test_function_pointers_resolve_to_the_functions_their_file_names(tmp_path: Path) -> None:

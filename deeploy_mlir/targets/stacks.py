@@ -21,8 +21,10 @@ The figures are the deepest stack paths measured by gcc itself: Debian's
 riscv64-unknown-elf-gcc 12.2 with -fstack-usage -fcallgraph-info=su, RV32IMF
 ilp32f, at -O2 and -O3 (the larger), against pulp-sdk's headers for
 siracusa (deeploy_mlir/targets/pulp_sdk.py), by `python
-scripts/measure_stacks.py`, which prints them. tests/test_stacks.py measures
-them again and fails when they no longer cover the code.
+scripts/measure_stacks.py`, which prints them (`--write` writes them into
+the files, `--check` fails when one is below its measurement; `--kernels`:
+the per-kernel table only, about 15 s of CPU). tests/test_stacks.py
+measures them again and fails when they no longer cover the code.
   - KERNEL_PATHS (targets/stack_table.py): each kernel entry's deepest path,
     callees included. A call through a function pointer counts the deepest
     function its source file takes the address of (address_taken: conv.c's
@@ -359,3 +361,75 @@ def step_and_harness(
             g.calls.pop(s, None)
         best["HARNESS"] = max(best["HARNESS"], g.path("dm_train"))
     return best
+
+
+#: the optimisation levels measured (the larger path counts)
+OPTS = ("-O2", "-O3")
+
+
+def kernel_graphs(
+    sdk: Path, overlay: Path, rt: Path, opts: Iterable[str] = OPTS
+) -> list[tuple[str, CallGraph, list[str]]]:
+    """runtime_c's kernels (`rt`/kernels/*.c) compiled against pulp-sdk's
+    siracusa headers (`overlay`: SdkFlags.write_overlay) with the emitted
+    code's C_LANG at each level of `opts`: the level, its call graph and the
+    kernel entries it defines."""
+    from deeploy_mlir.emitters.c.common import C_LANG
+    from deeploy_mlir.targets.pulp_sdk import SdkFlags
+
+    srcs = sorted((rt / "kernels").glob("*.c"))
+    flags = [*SdkFlags(sdk).cflags(overlay), *C_LANG, f"-I{rt / 'include'}", "-DNUM_CORES=8"]
+    out = []
+    for opt in opts:
+        g = measure(srcs, flags, opt)
+        out.append((opt, g, kernel_entries(g, srcs)))
+    return out
+
+
+def measured_kernel_paths(
+    graphs: Iterable[tuple[str, CallGraph, list[str]]],
+) -> dict[str, tuple[int, str]]:
+    """Each kernel entry's deepest path over `graphs` (kernel_graphs) and the
+    level that measured it (the first of equal ones)."""
+    out: dict[str, tuple[int, str]] = {}
+    for opt, g, entries in graphs:
+        for k in entries:
+            p = g.path(k)
+            if k not in out or p > out[k][0]:
+                out[k] = (p, opt)
+    return out
+
+
+def table_shortfalls(
+    measured: Mapping[str, tuple[int, str]], table: Mapping[str, int]
+) -> list[str]:
+    """What makes a per-kernel table (KERNEL_PATHS) wrong for a measurement
+    (measured_kernel_paths): a kernel it lacks or holds below its measured
+    path, one line each. An entry above the measurement is safe (L1 wasted,
+    not overrun) and not listed."""
+    out = []
+    for k, (p, opt) in sorted(measured.items()):
+        if k not in table:
+            out.append(f"{k}: not in the table (measured {p} B at {opt})")
+        elif table[k] < p:
+            out.append(f"{k}: table {table[k]} B < measured {p} B at {opt}")
+    return out
+
+
+_TABLE = re.compile(r"^(KERNEL_PATHS: dict\[str, int\] = \{\n)(.*?)(^\}\n)", re.M | re.S)
+
+
+def kernel_table_lines(measured: Mapping[str, tuple[int, str]]) -> str:
+    """The entries of stack_table.py's KERNEL_PATHS for a measurement, each
+    with the level that measured it, as scripts/measure_stacks.py prints and
+    writes them."""
+    return "".join(f'    "{k}": {p},  # {opt}\n' for k, (p, opt) in sorted(measured.items()))
+
+
+def rewrite_kernel_table(source: str, measured: Mapping[str, tuple[int, str]]) -> str:
+    """stack_table.py's text `source` with its KERNEL_PATHS entries replaced
+    by those of `measured` (kernel_table_lines); the rest unchanged."""
+    m = _TABLE.search(source)
+    if m is None:
+        raise ValueError("no `KERNEL_PATHS: dict[str, int] = {` ... `}` block")
+    return source[: m.start(2)] + kernel_table_lines(measured) + source[m.end(2) :]
