@@ -65,9 +65,9 @@ from pathlib import Path
 
 # -- measured (scripts/measure_stacks.py, 2026-11-25) --------------------------
 #: a kernel entry's deepest path, per kernel: targets/stack_table.py
-STEP_FRAME = 480  # ds_cnn, 2,048-byte L1 arena
+STEP_FRAME = 384  # ds_cnn --l1 7600
 HARNESS_PATH = 544  # autoencoder --home L3
-TRAIN_FRAME = 112  # dm_train's own frame
+TRAIN_FRAME = 128  # autoencoder --home L3
 # -- allowances -------------------------------------------------------------------
 #: a call to a function whose frame is not measured (libm)
 EXTERNAL_CALL = 128
