@@ -4,7 +4,7 @@ against GVSoC siracusa, and write the numbers into it.
     python bench/calibrate.py            # measure, print, write the board
     python bench/calibrate.py --dry-run  # measure and print only
 
-What it measures (bench/gvsoc_probe.py's programs; about a minute):
+What it measures (bench/gvsoc_probe.py's programs; about two minutes):
 
 * the cluster DMA (mchan), 1-D and 2-D (256-byte rows), L2->L1 and L1->L2,
   256 to 16,384 bytes: cycles from issuing one command to the end of its
