@@ -4,7 +4,7 @@ against GVSoC siracusa, and write the numbers into it.
     python bench/calibrate.py            # measure, print, write the board
     python bench/calibrate.py --dry-run  # measure and print only
 
-What it measures (bench/gvsoc_probe.py's programs; about a minute):
+What it measures (bench/gvsoc_probe.py's programs; about two minutes):
 
 * the cluster DMA (mchan), 1-D and 2-D (256-byte rows), L2->L1 and L1->L2,
   256 to 16,384 bytes: cycles from issuing one command to the end of its
@@ -27,11 +27,15 @@ What it measures (bench/gvsoc_probe.py's programs; about a minute):
   least the empty fork. The DMA's `issue` is what the examples' steps
   show per copy: (step - kernel calls - setup + bytes / bandwidth of every
   copy) / copies, the cluster's cost of issuing and waiting in the emitted
-  code (an isolated issue is printed too). gemm and the loss split rows over the cores: their
-  MACs are the busiest core's share x 8.
+  code (an isolated issue is printed too).
   Families (deeploy_mlir/cost/kernels.py): gemm (A B, A B^T, A^T B), conv
   (3x3 forward, dX, dW), depthwise (3x3 forward, dX, dW), elementwise (relu),
-  reduce (layernorm, maxpool 2x2), loss (softmax), optimizer (sgd).
+  reduce (layernorm, maxpool 2x2), norm, norm_grad, maxpool, maxpool_grad,
+  reduce_sum, softmax, gelu, gelu_grad, loss (softmax cross-entropy),
+  optimizer (sgd); the probe shapes include the published CCT's tiles.
+  gemm and batch_matmul split each product as gemm.c does
+  (deeploy_mlir.cost.kernels.gemm_share), the loss its rows, reduce_sum its
+  outputs: MACs and outputs are the busiest core's share x 8.
 
 The board's schema has one setup and bandwidth per engine: the DMA's are
 the fit over every direction and shape (the per-direction fits are in the
@@ -43,7 +47,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import gvsoc_probe as P
@@ -70,6 +74,10 @@ def family_cases() -> dict[str, list[tuple[P.KernelCase, str]]]:
         (2, 4, 8, 0, 1), (6, 12, 16, 0, 1), (4, 12, 6, 1, 0), (6, 12, 4, 0, 0),
         (8, 32, 16, 0, 1), (16, 16, 16, 1, 0), (32, 32, 32, 0, 0), (64, 64, 64, 0, 1),
         (2, 64, 64, 0, 0), (64, 10, 2, 1, 0), (12, 16, 6, 1, 0), (32, 32, 32, 0, 1),
+        # the published CCT's tiles (bench/step_kernels.py): 64 cubed in the
+        # forms it runs, ragged M (gemm.c's 4 x 4 tile split), K 1 and N 1
+        (64, 64, 64, 1, 0), (43, 64, 64, 1, 0), (64, 1, 64, 1, 0), (42, 64, 64, 1, 0),
+        (10, 128, 1, 1, 0), (64, 64, 64, 0, 0),
     ]  # fmt: skip
     fam["gemm"] = [
         (P.gemm(m, n, k, ta, tb, ""), HOLD if i % 4 == 3 else FIT)
@@ -80,6 +88,8 @@ def family_cases() -> dict[str, list[tuple[P.KernelCase, str]]]:
         (2, 8, 16, 8, 3), (2, 16, 16, 4, 1), (1, 32, 32, 8, 1), (2, 4, 8, 8, 3),
     ]  # fmt: skip
     convs += [(2, 3, 4, 8, 3), (2, 8, 8, 4, 3), (2, 3, 8, 8, 3), (1, 8, 16, 8, 1)]
+    # the published CCT's tiles: 64 and 11-16 channels on 16x16, its 3-channel tokenizer
+    convs += [(1, 64, 9, 16, 3), (1, 11, 64, 16, 3), (1, 16, 26, 16, 3), (1, 3, 8, 32, 3)]
     _conv_families(fam, "conv", [(n, ci, m, h, k, 1, 1) for n, ci, m, h, k in convs], 4)
     strided = [
         (2, 4, 8, 8, 3), (2, 8, 16, 6, 3), (2, 3, 8, 12, 3), (2, 4, 8, 8, 1),
@@ -118,10 +128,21 @@ def family_cases() -> dict[str, list[tuple[P.KernelCase, str]]]:
         (2, 8, 8, 8, 1),
         (8, 16, 8, 16, 0),
         (2, 32, 32, 16, 1),
+        # the published CCT's tiles (bench/step_kernels.py): K 64-128, ragged
+        # N, one row (one core), K 1 (an outer product)
+        (1, 64, 32, 128, 0),
+        (1, 32, 64, 128, 1),
+        (1, 32, 43, 128, 0),
+        (1, 64, 64, 64, 1),
+        (1, 1, 64, 128, 0),
+        (1, 64, 128, 1, 0),
+        (1, 32, 42, 128, 1),
+        (2, 64, 64, 64, 0),
     ]
     fam["batch_matmul"] = [
         (P.batch_matmul(*x), HOLD if i % 3 == 2 else FIT) for i, x in enumerate(bmm)
     ]
+    _named_families(fam)
     fam["reduce"] = [
         (P.layernorm(2, 64, ""), FIT),
         (P.layernorm(16, 64, ""), HOLD),
@@ -138,6 +159,55 @@ def family_cases() -> dict[str, list[tuple[P.KernelCase, str]]]:
         (P.sgd(n), HOLD if i == 2 else FIT) for i, n in enumerate((4, 16, 64, 512, 4096))
     ]
     return fam
+
+
+def _named_families(fam: dict[str, list[tuple[P.KernelCase, str]]]) -> None:
+    """The families of layer norm, max pooling, ReduceSum, softmax and gelu
+    (cost/kernels.py FAMILY): the examples' shapes and the published CCT's
+    tiles (layer norms of 64 x 128, 3x3 stride-2 pooling of 4-32 channels
+    on 16x16 and 32x32 planes, column sums of 64 x 64/128, softmax lines of
+    64, gelu on 8,192)."""
+    norms = ((2, 64), (16, 64), (64, 64), (64, 128), (32, 128), (8, 32), (6, 16))
+    fam["norm"] = [
+        (replace(P.layernorm(r, c, ""), family="norm"), HOLD if i % 3 == 1 else FIT)
+        for i, (r, c) in enumerate(norms)
+    ]
+    fam["norm_grad"] = [
+        (P.layernorm_grad(r, c, ""), HOLD if i % 3 == 1 else FIT) for i, (r, c) in enumerate(norms)
+    ]
+    # (planes, size, window, stride, pad); "MACs" the window taps, as the model counts them
+    pools = [(8, 4, 2, 2, 0), (16, 8, 2, 2, 0), (16, 16, 2, 2, 0), (8, 32, 3, 2, 1)]
+    pools += [(16, 8, 3, 2, 1), (32, 16, 3, 2, 1), (4, 32, 3, 2, 1), (2, 8, 3, 2, 1)]
+    fam["maxpool"] = [
+        (replace(P.maxpool_k(p, h, k, st, pd, ""), family="maxpool"), HOLD if i % 3 == 1 else FIT)
+        for i, (p, h, k, st, pd) in enumerate(pools)
+    ]
+    fam["maxpool_grad"] = []
+    for i, (p, h, k, st, pd) in enumerate(pools):
+        c = P.maxpool_grad(p, h, k, st, pd, "")
+        taps = replace(c, family="maxpool_grad", macs=c.macs * k * k)
+        fam["maxpool_grad"].append((taps, HOLD if i % 3 == 1 else FIT))
+    sums = [
+        ((6, 4), 1), ((6, 12), 1), ((64, 64), 1), ((64, 128), 1), ((2, 16, 32), 3),
+        ((64, 1), 3), ((1, 10), 1), ((16, 32), 1), ((64, 64), 2),
+    ]  # fmt: skip
+    fam["reduce_sum"] = [
+        (P.reduce_sum(sh, m), HOLD if i % 3 == 1 else FIT) for i, (sh, m) in enumerate(sums)
+    ]
+    smx = ((128, 64), (64, 64), (8, 10), (64, 1), (32, 16), (4, 16))
+    fam["softmax"] = [
+        (replace(P.softmax(r, c, ""), family="softmax"), HOLD if i % 3 == 1 else FIT)
+        for i, (r, c) in enumerate(smx)
+    ]
+    sizes = (8192, 2048, 512, 64, 4096)
+    fam["gelu"] = [
+        (replace(P.gelu(n, ""), family="gelu"), HOLD if i == 1 else FIT)
+        for i, n in enumerate(sizes)
+    ]
+    fam["gelu_grad"] = [
+        (replace(P.gelu_grad(n, ""), family="gelu_grad"), HOLD if i == 1 else FIT)
+        for i, n in enumerate(sizes)
+    ]
 
 
 def _conv_families(
@@ -575,7 +645,8 @@ engines:
 #   call + per_output x outputs_b + MACs_b / macs_per_cycle_per_core
 # (+ cold when the call follows another kernel's: instruction cache refills)
 # with outputs_b / MACs_b the busiest core's share of the output elements
-# and MACs (gemm and the loss split rows over the cores). measured ({cmd}):
+# and MACs (gemm and batch_matmul as gemm.c splits a product, the loss its
+# rows, reduce_sum its outputs; deeploy_mlir/cost/kernels.py). measured ({cmd}):
 # probe calls of each family's kernels on GVSoC, each once after another
 # kernel's call (cold) and once again (warm); call, per_output and
 # macs_per_cycle_per_core: least squares (>= 0, relative residuals) over the
@@ -593,13 +664,13 @@ kernels:
 {kernels}
 """
 
-_CONV = "k1 and k3, 3-32 channels, batch 1-2, 4x4 to 16x16"
+_CONV = "k1 and k3, 3-64 channels, batch 1-2, 4x4 to 32x32 (the published CCT's tiles)"
 _CONV_S = "stride 2, k1 and k3, 3-16 channels, batch 1-2, 4x4 to 12x12"
 _DW = "depthwise 3x3 on planes >= 8 wide (the depthwise path), 8-32 channels"
 _GROUPED = "depthwise 3x3 narrower than 8 (the general path), 4-32 channels"
 _GROUPED_S = "depthwise 3x3 stride 2 (the general path), 4-32 channels, 4x4 to 12x12"
 KERNEL_NOTES = {
-    "gemm": "A B, A B^T, A^T B, M N K 2x4x8 to 64 cubed",
+    "gemm": "A B, A B^T, A^T B, M N K 2x4x8 to 64 cubed (the published CCT's tiles: M 42-43, K 1)",
     "conv": f"conv forward, {_CONV}",
     "conv_dx": f"conv input gradient, {_CONV}",
     "conv_dw": f"conv weight gradient, {_CONV}",
@@ -618,8 +689,16 @@ KERNEL_NOTES = {
     "elementwise": "relu, 16-4096 elements",
     "binary": "add, same shapes and broadcast, 64-2048 elements",
     "transpose": "2-D and 4-D permutations, 96-4096 elements",
-    "batch_matmul": "2-8 products of 8-32 rows, B and B^T",
+    "batch_matmul": "1-8 products of 1-64 rows, K 1-128, B and B^T (the published CCT's tiles)",
     "reduce": "layernorm 2-64 rows of 64, maxpool 2x2 (taps) 8x4x4 to 16x16x16",
+    "norm": "layernorm 2-64 rows of 16-128",
+    "norm_grad": "layernorm gradient, dScale/dBias then dX (two forks), 2-64 rows of 16-128",
+    "maxpool": "2x2 s2 and 3x3 s2 pad 1 (taps), 2-32 planes of 4x4 to 32x32",
+    "maxpool_grad": "2x2 s2 and 3x3 s2 pad 1 (taps), 2-32 planes of 4x4 to 32x32",
+    "reduce_sum": "sums over rows, columns and all, 10-8192 elements",
+    "softmax": "4-128 lines of 1-64",
+    "gelu": "64-8192 elements in [-3, 3]",
+    "gelu_grad": "64-8192 elements in [-3, 3]",
     "loss": "softmax cross-entropy (two forks), 2x4 to 64x10",
     "optimizer": "sgd, 4-4096 elements",
 }

@@ -13,8 +13,10 @@ from __future__ import annotations
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
+from deeploy_mlir.cost.kernels import gemm_share
 from deeploy_mlir.targets import gvsoc
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -313,12 +315,22 @@ class KernelCase:
     units: int = 0  # work units the kernel splits over the cores (0: even split)
     #: output elements the call writes (as deeploy_mlir.cost.kernels.op_outputs counts them)
     outputs: int = 0
+    #: (M, N) of a product split as gemm.c splits it (gemm, batch_matmul:
+    #: deeploy_mlir.cost.kernels.gemm_share); None: `units` (0: even)
+    mn: tuple[int, int] | None = None
+
+    def share(self, cores: int) -> Fraction:
+        """The busiest core's share of the call, as the cost model counts it
+        (deeploy_mlir.cost.kernels `Split`)."""
+        if self.mn is not None:
+            return gemm_share(*self.mn, cores)
+        if not self.units:
+            return Fraction(1, cores)
+        return Fraction(-(-self.units // cores), self.units)
 
     def effective(self, cores: int) -> float:
         """The MACs as the cost model sees them: the busiest core's share x cores."""
-        if not self.units:
-            return float(self.macs)
-        return self.macs * cores * -(-self.units // cores) / self.units
+        return float(self.macs * cores * self.share(cores))
 
 
 def gemm(m: int, n: int, k: int, ta: int, tb: int, label: str) -> KernelCase:
@@ -339,6 +351,7 @@ def gemm(m: int, n: int, k: int, ta: int, tb: int, label: str) -> KernelCase:
         decl,
         m,
         m * n,
+        (m, n),
     )
 
 
@@ -461,6 +474,7 @@ def batch_matmul(b: int, m: int, n: int, k: int, tb: int) -> KernelCase:
         decl,
         0,
         b * m * n,
+        (m, n),
     )
 
 
@@ -607,6 +621,65 @@ def layernorm(rows: int, cols: int, label: str) -> KernelCase:
         decl,
         0,
         rows * cols + 2 * rows,  # Y, mean, inv_std
+    )
+
+
+def layernorm_grad(rows: int, cols: int, label: str) -> KernelCase:
+    """LayerNormalizationGrad as a step runs it: dScale and dBias
+    (dm_layernorm_grad_params_fp32), then dX (two forks); the forward's
+    mean and inv_std."""
+    decl = (
+        "dm_layernorm_grad_params_args_t p = {0};\n"
+        f"p.dY = l1f({rows * cols}u, 1); p.X = l1f({rows * cols}u, 2);"
+        f" p.mean = l1f({rows}u, 3); p.inv_std = l1f({rows}u, 4);\n"
+        f"p.dScale = l1f({cols}u, 5); p.dBias = l1f({cols}u, 6);\n"
+        f"p.rows = {rows}; p.cols = {cols};\n"
+        "dm_layernorm_grad_args_t a = {0};\n"
+        f"a.dY = p.dY; a.X = p.X; a.scale = l1f({cols}u, 7); a.mean = p.mean;"
+        f" a.inv_std = p.inv_std;\n"
+        f"a.dX = l1f({rows * cols}u, 8); a.rows = {rows}; a.cols = {cols}; a.epsilon = 1e-5f;\n"
+    )
+    return KernelCase(
+        "layernorm grad",
+        "norm_grad",
+        "layernorm",
+        f"{label} {rows}x{cols}".strip(),
+        rows * cols,
+        "dm_layernorm_grad_params_fp32, &p);\n"
+        "            pi_cl_team_fork(n, dm_layernorm_grad_fp32",
+        decl,
+        0,
+        rows * cols + 2 * cols,  # dX, dScale, dBias
+    )
+
+
+def reduce_sum(shape: tuple[int, ...], mask: int) -> KernelCase:
+    """ReduceSum of X `shape` over the dims whose bit is set in `mask` (bit
+    d: dim d, outermost first); "MACs" are the input elements, parallel
+    over the outputs."""
+    size = 1
+    for x in shape:
+        size *= x
+    outs = 1
+    for d, x in enumerate(shape):
+        if not mask & (1 << d):
+            outs *= x
+    dims = "".join(f" a.shape[{d}] = {x};" for d, x in enumerate(shape))
+    decl = (
+        "dm_reduce_args_t a = {0};\n"
+        f"a.X = l1f({size}u, 1); a.Y = l1f({outs}u, 2); a.rank = {len(shape)};{dims}\n"
+        f"a.reduce_mask = {mask}u;\n"
+    )
+    return KernelCase(
+        "reduce_sum",
+        "reduce_sum",
+        "reduce",
+        "x".join(map(str, shape)) + f" mask {mask}",
+        size,
+        "dm_reduce_sum_fp32",
+        decl,
+        outs,
+        outs,
     )
 
 

@@ -144,6 +144,7 @@ def probe_case(call: Call) -> P.KernelCase:
                 c_off += (shape[d] - 1) * call.ints("c_strides")[d]
         sizes = {"A": a_off + M * K, "B": b_off + K * N, "Y": count * M * N, "C": c_off + M * N}
         macs, units, outputs = count * M * N * K, M, count * M * N
+        mn: tuple[int, int] | None = (M, N)
         form = {(0, 0): "A B", (0, 1): "A B^T", (1, 0): "A^T B", (1, 1): "A^T B^T"}[(ta, tb)]
         shape_s = (f"{count}x " if g else "") + f"M{M} N{N} K{K} {form}"
         if f.get(g + "acc_Y"):
@@ -167,7 +168,7 @@ def probe_case(call: Call) -> P.KernelCase:
             "B": f["out_ch"],
             "dB": f["out_ch"],
         }
-        macs, units = ys * cg * f["k_h"] * f["k_w"], 0
+        macs, units, mn = ys * cg * f["k_h"] * f["k_w"], 0, None
         outputs = {"dm_conv2d_fp32": ys, "dm_conv2d_grad_input_fp32": xs}.get(call.fn, ws)
         shape_s = (
             f"{f['batch']}x{f['in_ch']}x{f['in_h']}x{f['in_w']}->{f['out_ch']} k{f['k_h']}"
@@ -202,7 +203,7 @@ def probe_case(call: Call) -> P.KernelCase:
         "dm_conv2d_grad_weight_fp32": "conv_dw",
         "dm_conv2d_fp32": "conv",
     }.get(call.fn, name)
-    return P.KernelCase(name, family, name, shape_s, macs, call.fn, decl, units, outputs)
+    return P.KernelCase(name, family, name, shape_s, macs, call.fn, decl, units, outputs, mn)
 
 
 def main(argv: list[str]) -> int:

@@ -426,3 +426,30 @@ def test_chunks_and_rows_are_transfers_of_their_own() -> None:
         [Transfer("ram", 200, "a", "in-2d", 4), Wait("a")],
     )
     assert t.total == 4 * (150 + 150)
+
+
+def test_gemm_and_unit_splits() -> None:
+    """The busiest core's share as runtime_c/kernels/gemm.c and dm_chunk
+    deal the work, derived by hand for 8 cores."""
+    from deeploy_mlir.cost.kernels import Split, gemm_share
+
+    # M a multiple of 32: rows, 8 of 64 to a core
+    assert gemm_share(64, 64, 8) == Fraction(8, 64)
+    # M = 43, N = 64: 11 x 16 = 176 tiles of 4 x 4, 22 to a core: 352
+    # outputs of 2,752 (a row split would give 6 rows of 43)
+    assert gemm_share(43, 64, 8) == Fraction(352, 2752)
+    # M = 1 (or N below 4): rows, the one row on one core
+    assert gemm_share(1, 32, 8) == 1
+    assert gemm_share(10, 2, 8) == Fraction(2, 10)
+    # M = 12, N = 12: 3 x 3 = 9 tiles, the busiest core 2 tiles = 32 of 144
+    assert gemm_share(12, 12, 8) == Fraction(32, 144)
+    # units: dm_chunk of 9 units, the busiest 2; of 0 or of 16: even
+    assert Split("units", (0,)).share((9, 5), 8) == Fraction(2, 9)
+    assert Split("units", (0, 1)).share((2, 8), 8) == Fraction(1, 8)
+    # a batched product splits each product alone: the share of (M, N)
+    assert Split("gemm", (1, 2)).share((4, 43, 64, 128), 8) == Fraction(352, 2752)
+    real = load_board("siracusa")
+    g = real.kernels["gemm"]
+    rate = Fraction(repr(g.macs_per_cycle_per_core))
+    got = compute_cycles(real, "gemm", 43 * 64 * 64, 1, share=Fraction(352, 2752))
+    assert got == g.call + math.ceil(352 * 64 / rate)

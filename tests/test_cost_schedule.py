@@ -296,11 +296,11 @@ EXPECTED_MACS = [
     ("conv", 2 * 6 * 8 * 8 * 2 * 3 * 3),  # 2 groups: 2 input channels per output
     ("conv", 2 * CONV + 2 * 6 * 8 * 8),  # dX and dW one conv each, dB one per dY element
     ("conv", CONV),
-    ("reduce", 2 * 4 * 4 * 4 * 2 * 2),  # window taps
-    ("reduce", 2 * 4 * 4 * 4 * 2 * 2),
-    ("reduce", 2 * 4 * 4 * 4 * 3 * 3),
+    ("maxpool", 2 * 4 * 4 * 4 * 2 * 2),  # window taps
+    ("maxpool_grad", 2 * 4 * 4 * 4 * 2 * 2),
+    ("reduce", 2 * 4 * 4 * 4 * 3 * 3),  # average pooling: the reduce family
     ("elementwise", 35),
-    ("reduce", 35),
+    ("reduce_sum", 35),
     ("loss", 35),
     ("optimizer", 35),
 ]

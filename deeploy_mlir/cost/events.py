@@ -127,12 +127,14 @@ def compute_cycles(
     units: int = 0,
     outputs: int = 0,
     cold: int = 0,
+    share: Fraction | None = None,
 ) -> int:
     """Cycles the cluster of `board` takes for `macs` MACs and `outputs`
     output elements of kernel `family` in `calls` kernel calls, `cold` of
     them after another kernel. With `units` (> 0) the work is split over the
     cores in whole units: the busiest core does ceil(units / cores) of them,
-    so the cluster takes that core's time."""
+    so the cluster takes that core's time. `share` (deeploy_mlir.cost.kernels
+    `Split.share`), when given, is the busiest core's share instead."""
     if family not in board.kernels:
         raise ValueError(
             f"compute of family '{family}': board '{board.name}' has kernels "
@@ -142,7 +144,9 @@ def compute_cycles(
         raise ValueError(f"compute of family '{family}' with {macs} MACs: must be >= 0")
     k = board.kernels[family]
     per_core = exact(k.macs_per_cycle_per_core)
-    if units > 0:
+    if share is not None:
+        pass
+    elif units > 0:
         share = Fraction(-(-units // board.cores), units)
     else:
         share = Fraction(1, board.cores)
@@ -166,7 +170,7 @@ class Simulator:
         self.done: dict[Hashable, int] = {}  # token -> when its last transfer so far lands
         self.computing = 0
         self._transfer: dict[tuple[str, int, str | None, int], tuple[int, ...]] = {}
-        self._compute: dict[tuple[str, int, int, int, int, int], int] = {}
+        self._compute: dict[tuple[str, int, int, int, int, int, Fraction | None], int] = {}
         #: per engine with a bounded queue: the ends of its transfers, in order
         self.queued: dict[str, list[int]] = {}
 
@@ -226,12 +230,13 @@ class Simulator:
         units: int = 0,
         outputs: int = 0,
         cold: int = 0,
+        share: Fraction | None = None,
     ) -> int:
         """Run a kernel on the cluster; returns its cycles."""
-        key = (family, macs, calls, units, outputs, cold)
+        key = (family, macs, calls, units, outputs, cold, share)
         cycles = self._compute.get(key)
         if cycles is None:
-            cycles = compute_cycles(self.board, family, macs, calls, units, outputs, cold)
+            cycles = compute_cycles(self.board, family, macs, calls, units, outputs, cold, share)
             self._compute[key] = cycles
         self.now += cycles
         self.computing += cycles

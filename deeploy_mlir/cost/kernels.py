@@ -4,7 +4,8 @@ a board gives, `targets.boards.KERNEL_FAMILIES`) and its MAC count.
 MACs are a function of the op's iteration space (`IterationSpaceInterface`),
 so a tile of an op costs what its tile shapes say:
 
-- gemm / matmul: M·N·K (the space is (M, N, K)); batch_matmul: that per batch;
+- gemm / matmul: M·N·K (the space is (M, N, K)); batch_matmul: that per
+  batch (its space is (batch.., M, N, K): every dim's product);
 - conv2d: N·M·OH·OW·(C/groups)·KH·KW -- the space without the input-position
   dims of its sliding windows (and the whole-channel dim of grouped convs);
   conv2d_grad: that once per dX and dW it computes, plus N·M·OH·OW for dB;
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 from xdsl.ir.affine import AffineDimExpr
 
@@ -32,10 +34,13 @@ from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
 
 #: kernel family of each compute op, by op name (the board gives a
-#: throughput per family). Elementwise ops with a transcendental function
-#: (softmax's exp, gelu's tanh) take the loss family's (exp/log in software);
-#: layer norm and softmax's gradient, a reduction and a scale per row, the
-#: reduce family's; broadcasting binary ops, transposes and batched matmuls
+#: throughput per family). Softmax, gelu and its gradient (exp, erf in
+#: software) have families of their own (a board without them: the loss
+#: family's); so do layer norm and its gradient (norm, norm_grad), max
+#: pooling and its gradient (maxpool, maxpool_grad) and the sum and mean
+#: reductions (reduce_sum) (a board without them: the reduce family's, as
+#: softmax's gradient, a reduction and a scale per row, and the other
+#: pooling ops); broadcasting binary ops, transposes and batched matmuls
 #: their own (a board without them: elementwise's and gemm's)
 FAMILY: dict[str, str] = {
     "training.gemm": "gemm",
@@ -50,22 +55,22 @@ FAMILY: dict[str, str] = {
     "training.reshape": "elementwise",
     "training.transpose": "transpose",
     "training.accumulate": "elementwise",
-    "training.reduce_sum": "reduce",
-    "training.reduce_mean": "reduce",
-    "training.layer_norm": "reduce",
-    "training.layer_norm_grad": "reduce",
-    "training.maxpool2d": "reduce",
-    "training.maxpool2d_grad": "reduce",
+    "training.reduce_sum": "reduce_sum",
+    "training.reduce_mean": "reduce_sum",
+    "training.layer_norm": "norm",
+    "training.layer_norm_grad": "norm_grad",
+    "training.maxpool2d": "maxpool",
+    "training.maxpool2d_grad": "maxpool_grad",
     "training.avgpool2d": "reduce",
     "training.avgpool2d_grad": "reduce",
     "training.global_avgpool": "reduce",
     "training.global_avgpool_grad": "reduce",
     "training.softmax_cross_entropy_loss": "loss",
     "training.softmax_cross_entropy_loss_grad": "loss",
-    "training.softmax": "loss",
+    "training.softmax": "softmax",
     "training.softmax_grad": "reduce",
-    "training.gelu": "loss",
-    "training.gelu_grad": "loss",
+    "training.gelu": "gelu",
+    "training.gelu_grad": "gelu_grad",
     "training.sgd": "optimizer",
     "training.batch_norm": "reduce",
     "training.batch_norm_grad": "reduce",
@@ -291,30 +296,78 @@ def op_calls(op: T.TrainingComputeOp) -> int:
     return 1
 
 
-def op_unit_dim(op: T.TrainingComputeOp) -> int | None:
-    """The loop dim whose units the kernel splits over the cores (None: an
-    even split): gemm and matmul split the output rows M (runtime_c/kernels/
-    gemm.c), the loss ops the batch rows (loss.c; their spaces are the
-    logits' [batch, classes])."""
-    if op.name in _ROW_SPLIT and isinstance(op, T.IterationSpaceInterface):
-        return 0
+@dataclass(frozen=True)
+class Split:
+    """How an op's kernel deals its work to the cores, as the busiest core's
+    share of its MACs and outputs (`share`). kind "units": the product of
+    the sizes of `dims` in whole units, dm_chunk (runtime_c/include/
+    dm_common.h: ceil(units / cores) to a core); "gemm": the M x N outputs of
+    one product (`dims` = (M, N)) as runtime_c/kernels/gemm.c splits them
+    (`gemm_share`), once per product of a batched matmul (each product is
+    split alone)."""
+
+    kind: str
+    dims: tuple[int, ...]
+
+    def share(self, sizes: tuple[int, ...] | list[int], cores: int) -> Fraction:
+        """The busiest core's share for loop sizes `sizes` (the op's or a tile's)."""
+        return self.share_of(tuple(int(sizes[d]) for d in self.dims), cores)
+
+    def share_of(self, vals: tuple[int, ...], cores: int) -> Fraction:
+        """The busiest core's share for the sizes `vals` of `dims`."""
+        if self.kind == "gemm":
+            return gemm_share(vals[0], vals[1], cores)
+        units = math.prod(vals)
+        return Fraction(-(-units // cores), units) if units else Fraction(1, cores)
+
+
+def gemm_share(m: int, n: int, cores: int) -> Fraction:
+    """The busiest core's share of an M x N product's outputs (and MACs) in
+    runtime_c/kernels/gemm.c: with M and N >= 4 and M not a multiple of
+    4 x cores, the ceil(M / 4) x ceil(N / 4) tiles of 4 x 4 dealt by
+    dm_chunk (a last tile row or column moved inside Y computes some outputs
+    twice), so the busiest core computes ceil(tiles / cores) x 16 outputs;
+    else the rows by dm_chunk, ceil(M / cores) rows of N."""
+    if m <= 0 or n <= 0:
+        return Fraction(1, cores)
+    if m >= 4 and n >= 4 and m % (4 * cores):
+        tiles = -(-m // 4) * -(-n // 4)
+        return Fraction(-(-tiles // cores) * 16, m * n)
+    return Fraction(-(-m // cores), m)
+
+
+def op_split(op: T.TrainingComputeOp) -> Split | None:
+    """How the kernel of `op` splits its work over the cores (None: an even
+    split): gemm and matmul as gemm.c splits an M x N product (their spaces
+    are (M, N, K)), batch_matmul the same per product (its space (batch..,
+    M, N, K)); the loss ops the batch rows (loss.c; their spaces are the
+    logits' [batch, classes]); reduce_sum and reduce_mean their outputs
+    (reduce.c, reduce_mean.c: dm_chunk of the output elements)."""
+    if not isinstance(op, T.IterationSpaceInterface):
+        return None
+    if op.name in ("training.gemm", "training.matmul"):
+        return Split("gemm", (0, 1))
+    if op.name == "training.batch_matmul":
+        nb = len(op.iteration_space().dims) - 3
+        return Split("gemm", (nb, nb + 1))
+    if op.name in _ROW_SPLIT:
+        return Split("units", (0,))
+    if op.name in ("training.reduce_sum", "training.reduce_mean"):
+        return Split("units", output_terms(op)[0][1])
     return None
 
 
-def op_units(op: T.TrainingComputeOp) -> int:
-    """The units the kernel splits over the cores (0: so many that the split
-    is even; see `op_unit_dim`), so with fewer units than cores some idle."""
-    d = op_unit_dim(op)
-    if d is None:
-        return 0
+def op_share(op: T.TrainingComputeOp, cores: int) -> Fraction:
+    """The busiest core's share of one call of `op` (`op_split`)."""
+    split = op_split(op)
+    if split is None:
+        return Fraction(1, cores)
     assert isinstance(op, T.IterationSpaceInterface)
-    return op.iteration_space().dims[d]
+    return split.share(op.iteration_space().dims, cores)
 
 
 #: ops whose kernel splits the first dim of the op's space over the cores
 _ROW_SPLIT = (
-    "training.gemm",
-    "training.matmul",
     "training.softmax_cross_entropy_loss",
     "training.softmax_cross_entropy_loss_grad",
 )

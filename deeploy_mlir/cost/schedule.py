@@ -17,8 +17,8 @@ program order, as the cluster would run it:
 - `dma.wait` -> a Wait on that request (a ring without a slot: every slot;
   a request nothing was issued on is idle and its wait returns at once);
 - each training compute op -> a Compute of its kernel family with its MACs,
-  its output elements, its kernel calls and the units its kernel splits
-  over the cores (deeploy_mlir.cost.kernels), at the board's throughput x
+  its output elements, its kernel calls and the busiest core's share of
+  them (deeploy_mlir.cost.kernels `op_split`), at the board's throughput x
   cores plus the family's cycles per call and per output element; its calls
   are cold (the family's `cold` cycles each) unless the cluster's previous
   kernel call ran the same kernel (an op of the same name and family with one
@@ -44,13 +44,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from deeploy_mlir.cost.events import Simulator, Timeline
-from deeploy_mlir.cost.kernels import kernel_family, op_forks, op_macs, op_units, term_sum
+from deeploy_mlir.cost.kernels import kernel_family, op_forks, op_macs, op_share, term_sum
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
@@ -71,7 +72,9 @@ class OpCost:
     stall: int = 0  # cycles the cluster waited for DMA right before its calls
     macs: int = 0
     forks: int = 1  # kernel calls (cluster forks) per call of the op
-    units: int = 0  # rows its kernel splits over the cores (0: an even split)
+    #: the busiest core's share of each call's MACs and outputs (`op_share`;
+    #: None until it runs: 1 / cores for an even split)
+    share: Fraction | None = None
     outputs: int = 0  # output elements written (every call summed)
     cold: int = 0  # kernel calls that followed another kernel's (every call summed)
 
@@ -247,7 +250,7 @@ class _Walker:
 
     def kernel(self, o: T.TrainingComputeOp) -> Run:
         c, macs, sim = self.ops[o], op_macs(o), self.sim
-        units = op_units(o)
+        share = op_share(o, sim.board.cores)
         assert isinstance(o, T.IterationSpaceInterface)
         sizes = o.iteration_space().dims
         forks = [
@@ -260,7 +263,7 @@ class _Walker:
             )
             for f in op_forks(o)
         ]
-        c.forks, c.units = sum(f[2] for f in forks), units
+        c.forks, c.share = sum(f[2] for f in forks), share
 
         def run() -> None:
             c.calls += 1
@@ -272,7 +275,7 @@ class _Walker:
                 self.last = me
                 c.outputs += outputs
                 c.cold += cold
-                c.compute += sim.compute(family, m, calls, units, outputs, cold)
+                c.compute += sim.compute(family, m, calls, 0, outputs, cold, share)
             c.stall += self.stall
             self.stall = 0
 

@@ -85,6 +85,16 @@ OPTIONAL_FAMILIES = {
     "binary": "elementwise",
     "transpose": "elementwise",
     "batch_matmul": "gemm",
+    # reductions, pooling and transcendental elementwise kernels measured
+    # unlike the families they default to (cost/kernels.py FAMILY)
+    "maxpool": "reduce",
+    "maxpool_grad": "reduce",
+    "norm": "reduce",
+    "norm_grad": "reduce",
+    "reduce_sum": "reduce",
+    "softmax": "loss",
+    "gelu": "loss",
+    "gelu_grad": "loss",
 }
 #: the copy kinds an engine's `copies` may give (direction x rank): "in"
 #: copies towards the smaller level (L2 -> L1), "out" away from it

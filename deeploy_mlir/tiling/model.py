@@ -37,11 +37,12 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 from deeploy_mlir.cost.events import compute_cycles, transfer_cycles
 from deeploy_mlir.cost.kernels import (
     Fork,
+    Split,
     kernel_family,
     mac_terms,
     op_calls,
     op_forks,
-    op_unit_dim,
+    op_split,
 )
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.targets.boards import Board, Engine
@@ -246,7 +247,7 @@ class Kernel:
     """What one tile of an op costs the cluster, as the cycle model counts it
     (deeploy_mlir/cost/kernels.py, `compute_cycles` of cost/events.py): its
     kernel family on `board`, its MACs as terms over the tile sizes
-    (`mac_terms`), its kernel calls, the dim whose units split over the cores,
+    (`mac_terms`), its kernel calls, how its kernel splits over the cores,
     and whether dma-multibuffer overlaps its tile loop (`double`: buffers >= 2
     and nothing that makes it refuse)."""
 
@@ -254,7 +255,7 @@ class Kernel:
     board_name: str
     terms: tuple[tuple[int, tuple[int, ...]], ...]
     calls: int
-    unit_dim: int | None
+    split: Split | None
     double: bool
     board: Board = field(compare=False, hash=False, repr=False)
     #: its kernel calls by family (cost/kernels.py `op_forks`)
@@ -269,7 +270,7 @@ class Kernel:
             board.name,
             terms,
             op_calls(op),
-            op_unit_dim(op),
+            op_split(op),
             buffers >= 2 and multibuffers(op),
             board,
             tuple(op_forks(op)),
@@ -278,19 +279,30 @@ class Kernel:
     def cycles(self, s: Combos) -> NDArray[np.int64]:
         """Compute cycles of one tile of sizes `s`, per row: per fork
         `compute_cycles` of its MACs and outputs (once per distinct (MACs,
-        outputs, units)); a tile loop's calls of an op of one kernel call
+        outputs, split sizes)); a tile loop's calls of an op of one kernel call
         run after their own (warm), of several each after another's (cold)."""
-        units = s[:, self.unit_dim] if self.unit_dim is not None else np.zeros(len(s), np.int64)
+        sp = self.split
+        cols = [s[:, d] for d in sp.dims] if sp is not None else []
         total = np.zeros(len(s), dtype=np.int64)
         for f in self.forks:
             macs, outs = _term_counts(f.macs, s), _term_counts(f.outputs, s)
             cold = f.calls if f.calls > 1 or len(self.forks) > 1 else 0
             keys, where = np.unique(
-                np.stack([macs, outs, units], axis=1), axis=0, return_inverse=True
+                np.stack([macs, outs, *cols], axis=1), axis=0, return_inverse=True
             )
+            cores = self.board.cores
             cycles = [
-                compute_cycles(self.board, f.family, int(m), f.calls, int(u), int(o), cold)
-                for m, o, u in keys
+                compute_cycles(
+                    self.board,
+                    f.family,
+                    int(k[0]),
+                    f.calls,
+                    0,
+                    int(k[1]),
+                    cold,
+                    sp.share_of(tuple(int(v) for v in k[2:]), cores) if sp is not None else None,
+                )
+                for k in keys
             ]
             total += np.asarray(cycles, dtype=np.int64)[where.reshape(-1)]
         return total
