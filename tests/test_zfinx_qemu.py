@@ -115,13 +115,9 @@ def test_zfinx_build_trains_to_the_host_bits(name: str, opts: list[str], tmp_pat
     elf = _build_zfinx(proj)
     # the kernels' register tiles are Zfinx asm: fmadd.s on x registers
     assert _fmadd_on_x_registers(elf) > 20
-    q = subprocess.run(
-        qemu_command(elf, isa="zfinx"), capture_output=True, text=True, timeout=600
-    )
+    q = subprocess.run(qemu_command(elf, isa="zfinx"), capture_output=True, text=True, timeout=600)
     assert q.returncode == 0, (q.stdout + q.stderr)[-2000:]
     # (semihosting's console is QEMU's stdout or stderr depending on the terminal)
     want, got = _numbers(host.stdout), _numbers(q.stdout + q.stderr)
-    assert any(ln.startswith("OUT ") for ln in want) and any(
-        ln.startswith("PARAM ") for ln in want
-    )
+    assert any(ln.startswith("OUT ") for ln in want) and any(ln.startswith("PARAM ") for ln in want)
     assert got == want
