@@ -818,7 +818,7 @@ def _steps(args: argparse.Namespace, ap: argparse.ArgumentParser, clock: float) 
         print("### Double vs single buffering (GVSoC siracusa)\n", flush=True)
         print(roofline_table(pts, tuple(args.kinds)) + "\n")
         return
-    isa = ", clang-19 Zfinx" if args.isa == "zfinx" else ""
+    isa = {"f": "", "zfinx": ", clang-19 Zfinx", "f-clang": ", clang-19 RV32F"}[args.isa]
     print(f"### Training steps (GVSoC siracusa{isa}, clock {clock / 1e6:g} MHz)\n", flush=True)
     table, runs = steps_table([(m, c) for m in ms for c in cs], clock, args.profile)
     print(table + "\n")
@@ -901,7 +901,8 @@ def main(argv: list[str] | None = None) -> int:
         default="f",
         help="the cluster cores' float ISA: f (default) Debian gcc RV32IMFC on ../shared/gvsoc "
         "(built with separate f registers); zfinx clang-19 -march=rv32imc_zfinx on the GVSoC "
-        "of scripts/build-gvsoc-zfinx.sh (floats in the x registers, as the real Siracusa)",
+        "of scripts/build-gvsoc-zfinx.sh (floats in the x registers, as the real Siracusa); "
+        "f-clang clang-19 RV32IMFC on ../shared/gvsoc (the compiler's share)",
     )
     args = ap.parse_args(argv)
     P.ISA = args.isa
@@ -911,7 +912,7 @@ def main(argv: list[str] | None = None) -> int:
     from deeploy_mlir.targets.boards import load_board
 
     clock = load_board(BOARD).clock_hz
-    isa = ", clang-19 Zfinx" if args.isa == "zfinx" else ""
+    isa = {"f": "", "zfinx": ", clang-19 Zfinx", "f-clang": ", clang-19 RV32F"}[args.isa]
     need_ceiling = "ceiling" in parts or "kernels" in parts or "step-kernels" in parts
     ceil = P.measure_ceiling() if need_ceiling else []
     per = {c.cores: c.per_cycle for c in ceil}

@@ -47,7 +47,9 @@ DEFAULT_TIMEOUT = 1800
 #: GVSOC_ISA): "f" Debian gcc RV32IMFC on ../shared/gvsoc (separate f registers,
 #: built so), "zfinx" clang-19 RV32IMC_Zfinx on the GVSoC of
 #: scripts/build-gvsoc-zfinx.sh (floats in the x registers: the real Siracusa)
-ISAS = ("f", "zfinx")
+#: ("f-clang": clang-19 RV32IMFC on ../shared/gvsoc, to tell the compiler's
+#: share of a difference from the ISA's)
+ISAS = ("f", "zfinx", "f-clang")
 ZFINX_CC = "clang-19"
 
 
@@ -80,8 +82,6 @@ def find_setup(isa: str = "f") -> Setup:
                 f"GVSoC for Zfinx: none at '{home_src}' (run scripts/build-gvsoc-zfinx.sh, "
                 "or set GVSOC_ZFINX_HOME)"
             )
-        if shutil.which(ZFINX_CC) is None:
-            raise DeeployError(f"GVSoC for Zfinx needs {ZFINX_CC}: apt-get install clang-19")
     else:
         home_src = os.environ.get("GVSOC_HOME") or rec.get("gvsoc_home") or str(SHARED / "install")
     prt_src = (
@@ -95,6 +95,8 @@ def find_setup(isa: str = "f") -> Setup:
             f"--on gvsoc: no GVSoC simulator at {gvsoc} (set GVSOC_HOME to GVSoC's install "
             "directory, or run scripts/install-gvsoc.sh)"
         )
+    if isa != "f" and shutil.which(ZFINX_CC) is None:
+        raise DeeployError(f"GVSoC ISA {isa} needs {ZFINX_CC}: apt-get install clang-19")
     prt = Path(prt_src)
     if not (prt / "kernel" / "crt0.S").is_file():
         raise DeeployError(

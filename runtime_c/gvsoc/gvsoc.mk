@@ -60,6 +60,17 @@ LINK_ARCH := -march=rv32imac -mabi=ilp32 --specs=picolibc.specs
 PR_CC := $(RV32_CC)
 PR_ARCH := -march=rv32imac_zicsr -mabi=ilp32 --specs=picolibc.specs -fno-tree-loop-distribute-patterns
 GCC_ONLY :=
+else ifeq ($(GVSOC_ISA),f-clang)
+# clang-19 with the f registers (RV32IMFC, ilp32f) on ../shared/gvsoc: the
+# compiler's share of the difference between f and zfinx (bench/gvsoc.py)
+ZFINX_CC ?= clang-19
+PICOLIBC_INC ?= /usr/lib/picolibc/riscv64-unknown-elf/include
+CC_C := $(ZFINX_CC)
+ARCH := --target=riscv32-unknown-elf -march=rv32imfc -mabi=ilp32f -isystem $(PICOLIBC_INC) -fno-math-errno
+LINK_ARCH := -march=rv32imfc -mabi=ilp32f --specs=picolibc.specs
+PR_CC := $(RV32_CC)
+PR_ARCH := $(LINK_ARCH) -fno-tree-loop-distribute-patterns
+GCC_ONLY :=
 else ifeq ($(GVSOC_ISA),f)
 CC_C := $(RV32_CC)
 ARCH := -march=rv32imfc -mabi=ilp32f --specs=picolibc.specs
@@ -68,7 +79,7 @@ PR_CC := $(RV32_CC)
 PR_ARCH := $(ARCH)
 GCC_ONLY := -fno-tree-loop-distribute-patterns
 else
-$(error GVSOC_ISA must be f or zfinx, not '$(GVSOC_ISA)')
+$(error GVSOC_ISA must be f, zfinx or f-clang, not '$(GVSOC_ISA)')
 endif
 # the runtime's own code: pulp-runtime's headers and defines
 PR_FLAGS := -O2 -std=gnu11 -DRV_ISA_RV32 -D__riscv__ -fdata-sections -ffunction-sections \
