@@ -9,6 +9,8 @@ tables for the README.
     python bench/gvsoc.py --only steps --roofline   # single / double / single@double per
                                                     # example and arena, with the roofline
     python bench/gvsoc.py --only step-kernels [--baseline DIR]  # the CCT step's calls, (e)
+    python bench/gvsoc.py --isa zfinx ...     # clang-19 Zfinx code on the Zfinx GVSoC
+                                              # (scripts/build-gvsoc-zfinx.sh): the real ISA
 
 (a) **kernels**: the runtime's fp32 kernels (runtime_c/kernels) at 1 and 8
 cores on shapes of the published models' layers, scaled down where a
@@ -513,7 +515,7 @@ def _run_once(d: Path, config: str, model: str, l2: int | None, profile: bool) -
         if digest in _MEASURED:
             return _MEASURED[digest]
         try:
-            setup = gvsoc.find_setup()
+            setup = gvsoc.find_setup(P.ISA)
             elf = gvsoc.build(proj, BOARD, setup, defines=(QUIET,))
             text = gvsoc.run(elf, BOARD, setup)
         except DeeployError as e:
@@ -816,7 +818,8 @@ def _steps(args: argparse.Namespace, ap: argparse.ArgumentParser, clock: float) 
         print("### Double vs single buffering (GVSoC siracusa)\n", flush=True)
         print(roofline_table(pts, tuple(args.kinds)) + "\n")
         return
-    print(f"### Training steps (GVSoC siracusa, clock {clock / 1e6:g} MHz)\n", flush=True)
+    isa = {"f": "", "zfinx": ", clang-19 Zfinx", "f-clang": ", clang-19 RV32F"}[args.isa]
+    print(f"### Training steps (GVSoC siracusa{isa}, clock {clock / 1e6:g} MHz)\n", flush=True)
     table, runs = steps_table([(m, c) for m in ms for c in cs], clock, args.profile)
     print(table + "\n")
     for model, config, meas, pred in runs:
@@ -892,30 +895,41 @@ def main(argv: list[str] | None = None) -> int:
         "(another revision's) "
         "and print before / after",
     )
+    ap.add_argument(
+        "--isa",
+        choices=P.gvsoc.ISAS,
+        default="f",
+        help="the cluster cores' float ISA: f (default) Debian gcc RV32IMFC on ../shared/gvsoc "
+        "(built with separate f registers); zfinx clang-19 -march=rv32imc_zfinx on the GVSoC "
+        "of scripts/build-gvsoc-zfinx.sh (floats in the x registers, as the real Siracusa); "
+        "f-clang clang-19 RV32IMFC on ../shared/gvsoc (the compiler's share)",
+    )
     args = ap.parse_args(argv)
+    P.ISA = args.isa
     if args.baseline is not None and not (args.baseline / "runtime_c" / "kernels").is_dir():
         ap.error(f"--baseline {args.baseline}: no runtime_c/kernels there")
     parts = args.only or ["ceiling", "kernels", "steps"]
     from deeploy_mlir.targets.boards import load_board
 
     clock = load_board(BOARD).clock_hz
+    isa = {"f": "", "zfinx": ", clang-19 Zfinx", "f-clang": ", clang-19 RV32F"}[args.isa]
     need_ceiling = "ceiling" in parts or "kernels" in parts or "step-kernels" in parts
     ceil = P.measure_ceiling() if need_ceiling else []
     per = {c.cores: c.per_cycle for c in ceil}
     if "ceiling" in parts:
-        print("### FMA ceiling (GVSoC siracusa)\n")
+        print(f"### FMA ceiling (GVSoC siracusa{isa})\n")
         print(ceiling_table(ceil) + "\n")
     if "kernels" in parts and args.baseline is not None:
-        print(f"### Kernels before ({args.baseline}) and after (GVSoC siracusa)\n")
+        print(f"### Kernels before ({args.baseline}) and after (GVSoC siracusa{isa})\n")
         print(baseline_table(per, args.baseline) + "\n")
     elif "kernels" in parts:
-        print("### Kernels (GVSoC siracusa, -O2 -ffp-contract=off)\n")
+        print(f"### Kernels (GVSoC siracusa{isa}, -O2 -ffp-contract=off)\n")
         print(kernels_table(per) + "\n")
     if "step-kernels" in parts:
         model, config = args.step
         if config not in CONFIGS:
             ap.error(f"--step: unknown configuration '{config}'")
-        print(f"### The kernel calls of {model} {config}, one at a time (GVSoC siracusa)\n")
+        print(f"### The kernel calls of {model} {config}, one at a time (GVSoC siracusa{isa})\n")
         table = step_kernels_table(model, config, per, args.baseline, args.step_project)
         print(table + "\n", flush=True)
     if "steps" in parts:

@@ -24,6 +24,10 @@ RT = ROOT / "runtime_c"
 TARGET = "siracusa"
 #: the emitted projects' float flag (kernels without fused multiply-add)
 FLAGS = "-ffp-contract=off"
+#: the cluster cores' float ISA (deeploy_mlir.targets.gvsoc.ISAS): "f" Debian
+#: gcc RV32F on ../shared/gvsoc, "zfinx" clang-19 on scripts/build-gvsoc-zfinx.sh's
+#: GVSoC (bench/gvsoc.py --isa sets it)
+ISA = "f"
 
 HEADER = r"""
 #include <stdio.h>
@@ -73,7 +77,7 @@ def run_program(
     """Build `body` (C defining `static void run(void *arg)`, the cluster
     task) with the runtime's kernels (those of `rt`, a runtime_c directory;
     none without `kernels`) and run it on GVSoC: its stdout."""
-    setup = gvsoc.find_setup()
+    setup = gvsoc.find_setup(ISA)
     srcs = sorted(f"runtime/kernels/{p.name}" for p in (rt / "kernels").glob("*.c"))
     if not kernels:
         srcs = []
@@ -90,6 +94,7 @@ def run_program(
                 "OUT=build/p.elf",
                 f"PULP_RUNTIME_HOME={setup.pulp_runtime}",
                 f"GVSOC_TARGET={TARGET}",
+                f"GVSOC_ISA={setup.isa}",
             ],
             cwd=d,
             capture_output=True,
@@ -110,6 +115,12 @@ FMA_ITERS = 4000
 FMA_PROBE = r"""
 static volatile unsigned res[8];
 static volatile float sink[8];
+/* the register class of a float: f registers on RV32F, x registers on Zfinx */
+#ifdef __riscv_zfinx
+#define FR "r"
+#else
+#define FR "f"
+#endif
 /* 64-byte aligned: at 8 cores the cycles depend on the loop's placement
  * (16-byte aligned 72,153, unaligned up to 76,158, measured) */
 __attribute__((noinline, aligned(64))) static void chains(void *arg)
@@ -121,14 +132,14 @@ __attribute__((noinline, aligned(64))) static void chains(void *arg)
     pi_cl_team_barrier();
     unsigned t0 = cyc();
     for (int i = 0; i < %(iters)d; i++) {
-        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a0) : "f"(b), "f"(c));
-        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a1) : "f"(b), "f"(c));
-        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a2) : "f"(b), "f"(c));
-        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a3) : "f"(b), "f"(c));
-        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a4) : "f"(b), "f"(c));
-        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a5) : "f"(b), "f"(c));
-        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a6) : "f"(b), "f"(c));
-        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+f"(a7) : "f"(b), "f"(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+" FR(a0) : FR(b), FR(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+" FR(a1) : FR(b), FR(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+" FR(a2) : FR(b), FR(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+" FR(a3) : FR(b), FR(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+" FR(a4) : FR(b), FR(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+" FR(a5) : FR(b), FR(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+" FR(a6) : FR(b), FR(c));
+        __asm__ volatile("fmadd.s %%0, %%0, %%1, %%2" : "+" FR(a7) : FR(b), FR(c));
     }
     res[core] = cyc() - t0;
     sink[core] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;

@@ -505,6 +505,38 @@ def test_gemm_ragged_sizes(rt: Runtime, ta: int, tb: int, m: int, n: int, k: int
     _gemm(rt, m, n, k, ta, tb, "n", alpha=-1.25, beta=1.0, team=2)
 
 
+@pytest.fixture(scope="module")
+def rt_nr2(tmp_path_factory, probe_c: Path) -> Runtime:
+    """The runtime with gemm's Zfinx micro-tile (4 x 2, DM_GEMM_NR=2: what
+    clang builds for -march=rv32imc_zfinx), 8 cores, on the host."""
+    lib = tmp_path_factory.mktemp("rtnr2") / "libdm_runtime_nr2.so"
+    _gcc(
+        *CFLAGS,
+        "-fPIC",
+        "-shared",
+        "-DDM_GEMM_NR=2u",
+        *INCS,
+        *KERNELS,
+        HOST,
+        probe_c,
+        "-o",
+        lib,
+        "-lm",
+    )
+    return Runtime(lib, 8)
+
+
+@pytest.mark.parametrize("ta", [0, 1])
+@pytest.mark.parametrize("tb", [0, 1])
+def test_gemm_zfinx_tile_gives_the_same_bits(rt_nr2: Runtime, ta: int, tb: int) -> None:
+    """4 x 2 tiles: ragged sizes (tiles moved left by one column, 1-column
+    edges), teams of 8, 1 and 3, the bias forms; the bits of gemm_in_order."""
+    for m, n, k in [*GEMM_RAGGED, (64, 13, 5), (36, 130, 6)]:
+        _gemm(rt_nr2, m, n, k, ta, tb, "none", team=0)
+        _gemm(rt_nr2, m, n, k, ta, tb, "mn", alpha=0.5, beta=-2.0, team=3)
+        _gemm(rt_nr2, m, n, k, ta, tb, "m1", alpha=1.0, beta=0.75, team=1)
+
+
 def _gemm_k_tiles(rt, m, n, k, ta, tb, c_kind, cuts, alpha=1.0, beta=1.0, team=0):
     """K split at `cuts`, as tiling-materialize runs it: each K tile's A and B
     copied into buffers of their own (as a DMA copy makes them), the first

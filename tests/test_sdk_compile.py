@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, ROOT, STACKS, run_cli
 
-from deeploy_mlir.targets.pulp_sdk import RV32_CC, SdkFlags, pulp_sdk_root
+from deeploy_mlir.targets.pulp_sdk import RV32_CC, ZFINX_CC, SdkFlags, pulp_sdk_root
 
 SDK = pulp_sdk_root(ROOT)
 pytestmark = [
@@ -63,12 +63,10 @@ def _app_cflags(makefile_sdk: Path) -> list[str]:
     return flags
 
 
-def _compile(src: Path, flags: list[str], out: Path) -> list[str]:
+def _compile(src: Path, flags: list[str], out: Path, cc: str = RV32_CC) -> list[str]:
     """Compile `src`; returns the diagnostics that do not point into the SDK."""
     assert SDK is not None
-    r = subprocess.run(
-        [RV32_CC, *flags, "-c", str(src), "-o", str(out)], capture_output=True, text=True
-    )
+    r = subprocess.run([cc, *flags, "-c", str(src), "-o", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, f"{src.name}:\n{r.stderr}"
     sdk = str(SDK.resolve())
     ours = []
@@ -79,8 +77,23 @@ def _compile(src: Path, flags: list[str], out: Path) -> list[str]:
     return ours
 
 
+@pytest.mark.parametrize(
+    "isa",
+    [
+        "f",
+        pytest.param(
+            "zfinx",
+            marks=pytest.mark.skipif(shutil.which(ZFINX_CC) is None, reason=f"{ZFINX_CC} missing"),
+        ),
+    ],
+)
 @pytest.mark.parametrize("label", list(PROJECTS))
-def test_emitted_files_compile_against_pulp_sdk(label: str, overlay: Path, tmp_path: Path) -> None:
+def test_emitted_files_compile_against_pulp_sdk(
+    label: str, isa: str, overlay: Path, tmp_path: Path
+) -> None:
+    """isa f: Debian gcc RV32IMF; zfinx: the siracusa target's own ISA
+    (targets/siracusa.mk: -march=rv32imc_zfinx_xpulpv3) as far as clang-19
+    has it, -march=rv32imc_zfinx -mabi=ilp32: the kernels' Zfinx asm forms."""
     assert SDK is not None
     name, opts = PROJECTS[label]
     d = EXAMPLES / name
@@ -89,12 +102,13 @@ def test_emitted_files_compile_against_pulp_sdk(label: str, overlay: Path, tmp_p
     assert r.code == 0, r.err
     app = _app_cflags(proj / "Makefile.sdk")
     assert "-std=gnu11" in app and "-Wall" in app and "-Wextra" in app, app
-    flags = SdkFlags(SDK).cflags(overlay) + [
+    sdk = SdkFlags(SDK, isa=isa)
+    flags = sdk.cflags(overlay) + [
         f.replace("-I.", f"-I{proj}", 1) if f.startswith("-I.") else f for f in app
     ]
     flags = [f"-I{proj / f[2:]}" if f.startswith("-Iruntime") else f for f in flags]
     for src in [*(proj / g for g in GENERATED), *sorted((proj / "runtime/kernels").glob("*.c"))]:
-        ours = _compile(src, flags, tmp_path / f"{src.stem}.o")
+        ours = _compile(src, flags, tmp_path / f"{src.stem}.o", sdk.cc)
         assert not ours, f"{label} {src.name}:\n" + "\n".join(ours)
 
 

@@ -43,10 +43,21 @@ L1_BASE = 0x10000000
 DEFAULT_TIMEOUT = 1800
 
 
+#: the cluster cores' float ISA a program is built for (runtime_c/gvsoc/gvsoc.mk's
+#: GVSOC_ISA): "f" Debian gcc RV32IMFC on ../shared/gvsoc (separate f registers,
+#: built so), "zfinx" clang-19 RV32IMC_Zfinx on the GVSoC of
+#: scripts/build-gvsoc-zfinx.sh (floats in the x registers: the real Siracusa)
+#: ("f-clang": clang-19 RV32IMFC on ../shared/gvsoc, to tell the compiler's
+#: share of a difference from the ISA's)
+ISAS = ("f", "zfinx", "f-clang")
+ZFINX_CC = "clang-19"
+
+
 @dataclass(frozen=True)
 class Setup:
     gvsoc: Path  #: bin/gvsoc
     pulp_runtime: Path
+    isa: str = "f"
 
 
 def _recorded() -> dict[str, str]:
@@ -57,10 +68,22 @@ def _recorded() -> dict[str, str]:
     return {k: v for k, v in doc.items() if isinstance(v, str)} if isinstance(doc, dict) else {}
 
 
-def find_setup() -> Setup:
-    """GVSoC and pulp-runtime, or a one-line DeeployError naming what is missing."""
+def find_setup(isa: str = "f") -> Setup:
+    """GVSoC and pulp-runtime, or a one-line DeeployError naming what is missing.
+    `isa` "zfinx": the GVSoC with the Zfinx register file (GVSOC_ZFINX_HOME, or
+    "gvsoc_zfinx_home" of .gvsoc.json, written by scripts/build-gvsoc-zfinx.sh)."""
+    if isa not in ISAS:
+        raise DeeployError(f"the GVSoC ISA must be one of {', '.join(ISAS)}, not '{isa}'")
     rec = _recorded()
-    home_src = os.environ.get("GVSOC_HOME") or rec.get("gvsoc_home") or str(SHARED / "install")
+    if isa == "zfinx":
+        home_src = os.environ.get("GVSOC_ZFINX_HOME") or rec.get("gvsoc_zfinx_home") or ""
+        if not home_src or not (Path(home_src) / "bin" / "gvsoc").is_file():
+            raise DeeployError(
+                f"GVSoC for Zfinx: none at '{home_src}' (run scripts/build-gvsoc-zfinx.sh, "
+                "or set GVSOC_ZFINX_HOME)"
+            )
+    else:
+        home_src = os.environ.get("GVSOC_HOME") or rec.get("gvsoc_home") or str(SHARED / "install")
     prt_src = (
         os.environ.get("PULP_RUNTIME_HOME")
         or rec.get("pulp_runtime_home")
@@ -72,6 +95,8 @@ def find_setup() -> Setup:
             f"--on gvsoc: no GVSoC simulator at {gvsoc} (set GVSOC_HOME to GVSoC's install "
             "directory, or run scripts/install-gvsoc.sh)"
         )
+    if isa != "f" and shutil.which(ZFINX_CC) is None:
+        raise DeeployError(f"GVSoC ISA {isa} needs {ZFINX_CC}: apt-get install clang-19")
     prt = Path(prt_src)
     if not (prt / "kernel" / "crt0.S").is_file():
         raise DeeployError(
@@ -83,7 +108,7 @@ def find_setup() -> Setup:
             f"--on gvsoc needs the cross-compiler {RV32_CC}: apt-get install "
             "gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf (scripts/install-toolchain.sh)"
         )
-    return Setup(gvsoc, prt)
+    return Setup(gvsoc, prt, isa)
 
 
 def gvsoc_target(target: str, requested: str | None) -> str:
@@ -140,7 +165,11 @@ def build(
 
     defs = [f"APP_DEFS={' '.join('-D' + d for d in defines)}"] if defines else []
     r = subprocess.run(
-        ["make", "-s", "-C", str(project_dir), "gvsoc", f"GVSOC_TARGET={target}", *defs],
+        [
+            *("make", "-s", "-C", str(project_dir), "gvsoc", f"GVSOC_TARGET={target}"),
+            f"GVSOC_ISA={setup.isa}",
+            *defs,
+        ],
         capture_output=True,
         text=True,
         env=_env(setup),

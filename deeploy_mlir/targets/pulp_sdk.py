@@ -23,6 +23,22 @@ from pathlib import Path
 RV32_CC = "riscv64-unknown-elf-gcc"
 RV32_ARCH = ("-march=rv32imf", "-mabi=ilp32f", "--specs=picolibc.specs")
 
+#: the siracusa target's own ISA (its targets/siracusa.mk: -march=rv32imc_zfinx_xpulpv3,
+#: floats in the x registers) as far as clang-19 has it (no Xpulp), with picolibc's
+#: headers; clang knows none of PULP gcc's __builtin_pulp_* that the SDK's headers
+#: call, so their implicit declarations warn (in the SDK's headers only) instead
+#: of failing
+ZFINX_CC = "clang-19"
+PICOLIBC_INCLUDE = "/usr/lib/picolibc/riscv64-unknown-elf/include"
+ZFINX_ARCH = (
+    "--target=riscv32-unknown-elf",
+    "-march=rv32imc_zfinx",
+    "-mabi=ilp32",
+    "-isystem",
+    PICOLIBC_INCLUDE,
+    "-Wno-error=implicit-function-declaration",
+)
+
 #: chip -> (its target file's -include and chip include dir, board name)
 CHIPS = {"siracusa": "siracusa", "pulp": "pulp"}
 
@@ -33,6 +49,8 @@ class SdkFlags:
 
     root: Path
     chip: str = "siracusa"
+    #: "f": Debian gcc RV32IMF (RV32_ARCH); "zfinx": clang-19 (ZFINX_ARCH)
+    isa: str = "f"
 
     def defines(self) -> list[str]:
         board = self.chip.upper()
@@ -89,8 +107,14 @@ class SdkFlags:
         # targets/<chip>.mk; default_rules.mk with PULP_RISCV_GCC_TOOLCHAIN set
         # (the SDK's setup) adds the last two
         code = ["-fdata-sections", "-ffunction-sections", "-fno-jump-tables"]
-        code.append("-fno-tree-loop-distribute-patterns")
+        if self.isa == "zfinx":
+            return [*ZFINX_ARCH, *code, *self.defines(), *self.includes(overlay)]
+        code.append("-fno-tree-loop-distribute-patterns")  # a gcc flag
         return [*RV32_ARCH, *code, *self.defines(), *self.includes(overlay)]
+
+    @property
+    def cc(self) -> str:
+        return ZFINX_CC if self.isa == "zfinx" else RV32_CC
 
     def write_overlay(self, overlay: Path) -> Path:
         """pulp_archi's chips/<chip>/pulp_archi.h is a git symbolic link to

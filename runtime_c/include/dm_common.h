@@ -43,6 +43,12 @@
 #if defined(__riscv) && defined(__riscv_flen) && !defined(__riscv_zfinx) && !defined(DM_NO_ASM_FMA)
 #define DM_FMA(acc, x, y) __asm__ volatile("fmadd.s %0, %1, %2, %0" : "+f"(acc) : "f"(x), "f"(y))
 #define DM_LDF(v, p) __asm__ volatile("flw %0, %1" : "=f"(v) : "m"(*(p)))
+#elif defined(__riscv) && defined(__riscv_zfinx) && !defined(DM_NO_ASM_FMA)
+/* Zfinx (the Siracusa cluster cores, pulp-sdk's -march=rv32imc_zfinx_xpulpv3,
+ * built here with clang-19): floats live in the x registers, so the same
+ * fmadd.s takes x registers ("r") and a float is loaded with lw. */
+#define DM_FMA(acc, x, y) __asm__ volatile("fmadd.s %0, %1, %2, %0" : "+r"(acc) : "r"(x), "r"(y))
+#define DM_LDF(v, p) __asm__ volatile("lw %0, %1" : "=r"(v) : "m"(*(p)))
 #else
 #define DM_FMA(acc, x, y) ((acc) = fmaf((x), (y), (acc)))
 #define DM_LDF(v, p) ((v) = *(p))

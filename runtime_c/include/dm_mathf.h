@@ -110,6 +110,20 @@ DM_MATHF_INLINE float dm_clampf(float x, float lo, float hi)
     __asm__("fmin.s %0, %0, %1\n\tfmax.s %0, %0, %2" : "+f"(x) : "f"(hi), "f"(lo));
     return x;
 }
+#elif defined(__riscv) && defined(__riscv_zfinx) && !defined(DM_NO_ASM_FMA)
+/* Zfinx: the float is its bits in an x register (lui, addi: no load), and
+ * fmin.s/fmax.s take x registers. */
+DM_MATHF_INLINE float dm_fk(float c)
+{
+    float r;
+    __asm__("mv %0, %1" : "=r"(r) : "r"(dm_f2u(c)));
+    return r;
+}
+DM_MATHF_INLINE float dm_clampf(float x, float lo, float hi)
+{
+    __asm__("fmin.s %0, %0, %1\n\tfmax.s %0, %0, %2" : "+r"(x) : "r"(hi), "r"(lo));
+    return x;
+}
 #else
 #define dm_fk(c) (c)
 DM_MATHF_INLINE float dm_clampf(float x, float lo, float hi)

@@ -24,6 +24,20 @@
 
 #include "dm_gemm.h"
 
+/* DM_GEMM_NR: columns of the body's micro-tile. 4 (4 x 4: 16 sums and 8
+ * operands, 24 float registers) where floats have registers of their own
+ * (RV32F, the host); 2 on Zfinx, where floats share the 31 x registers with
+ * the tile's pointers: a 4 x 4 tile there spills (clang-19: 617 stores to
+ * the stack in this file against 80 with f registers), 4 x 2 (8 sums, 6
+ * operands) fits. The sums are the same bits either way (k in order). */
+#ifndef DM_GEMM_NR
+#if defined(__riscv_zfinx)
+#define DM_GEMM_NR 2u
+#else
+#define DM_GEMM_NR 4u
+#endif
+#endif
+
 /* A'[m,k] = A[m * a_sm + k * a_sk], B'[k,n] = B[k * b_sk + n * b_sn], where
  * a_rows says a_sk == 1 (else a_sm == 1) and b_cols says b_sk == 1 (else
  * b_sn == 1); ku: steps of k per iteration of the k loop (1, 2 or 4). Each
@@ -178,21 +192,22 @@ DM_INLINE void dm_tile(const dm_gemm_view_t *v, uint32_t m, uint32_t n, uint32_t
 DM_INLINE void dm_tiles(const dm_gemm_view_t *v)
 {
     const uint32_t M = v->args->M, N = v->args->N;
-    const uint32_t cb = (N + 3u) / 4u;
+    const uint32_t NR = DM_GEMM_NR;
+    const uint32_t cb = (N + NR - 1u) / NR;
     uint32_t u0, u1;
     dm_chunk(((M + 3u) / 4u) * cb, &u0, &u1);
     uint32_t r = u0 / cb, c = u0 - r * cb;
     for (uint32_t u = u0; u < u1; u++) {
-        uint32_t m = 4u * r, n = 4u * c, sm = 0, sn = 0;
+        uint32_t m = 4u * r, n = NR * c, sm = 0, sn = 0;
         if (m + 4u > M) {
             sm = m + 4u - M;
             m = M - 4u;
         }
-        if (n + 4u > N) {
-            sn = n + 4u - N;
-            n = N - 4u;
+        if (n + NR > N) {
+            sn = n + NR - N;
+            n = N - NR;
         }
-        dm_tile(v, m, n, 4u, 4u, sm, sn);
+        dm_tile(v, m, n, 4u, NR, sm, sn);
         if (++c == cb) {
             c = 0;
             r++;
@@ -210,9 +225,10 @@ DM_INLINE void dm_rows(const dm_gemm_view_t *v)
     uint32_t m0, m1;
     dm_chunk(v->args->M, &m0, &m1);
     uint32_t m = m0;
+    const uint32_t NR = DM_GEMM_NR;
     for (; m + 4u <= m1; m += 4u) {
         uint32_t n = 0;
-        for (; n + 4u <= N; n += 4u) dm_tile(v, m, n, 4u, 4u, 0u, 0u);
+        for (; n + NR <= N; n += NR) dm_tile(v, m, n, 4u, NR, 0u, 0u);
         for (; n < N; n++) dm_tile(v, m, n, 4u, 1u, 0u, 0u);
     }
     for (; m < m1; m++) {
