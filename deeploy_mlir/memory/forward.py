@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -269,3 +269,87 @@ def forward_candidates(block: Block) -> list[dma.CopyOp]:
 def drop_dead_stores(block: Block) -> int:
     """Drop every dead store of `block` (`drop_dead_store`); how many."""
     return sum(1 for o in list(block.ops) if isinstance(o, dma.CopyOp) and drop_dead_store(o))
+
+
+def _writes_l3(o: Operation, root: SSAValue) -> bool:
+    """Whether `o` (or an op inside it) copies into `root`'s storage."""
+    return any(isinstance(c, dma.CopyOp) and T.storage_root(c.dst) is root for c in o.walk())
+
+
+def hoist_invariant_fetch(fetch: dma.CopyOp) -> bool:
+    """Move a fetch that a top-level stage loop repeats unchanged (the same
+    L3 box into the same L2 buffer, allocated outside the loop, each
+    iteration) and its waits above the loop: one fetch instead of one per
+    iteration. Nothing else in the loop may write the buffer or the L3
+    storage; the index constants it uses inside the loop are cloned above
+    it. False when it cannot."""
+    loop = fetch.parent_op()
+    body = fetch.parent_block()
+    if not isinstance(loop, scf.ForOp) or body is None or loop.parent_block() is None:
+        return False
+    outer = loop.parent_block()
+    assert outer is not None
+    if fetch.src_level != "L3" or fetch.on is not None or fetch.slot is not None:
+        return False
+    buf = T.storage_root(fetch.dst)
+    if not isinstance(buf.owner, memref.AllocOp) or buf.owner.parent_block() is not outer:
+        return False
+    waits = _waits(fetch, body)
+    if not waits:
+        return False
+    consts = _invariant_consts(fetch, loop, body)
+    if consts is None:
+        return False
+    src = T.storage_root(fetch.src)
+    for o in body.ops:
+        if o is fetch or o in waits:
+            continue
+        if writes_buffer(o, buf) or _writes_l3(o, src):
+            return False
+    for c in consts:
+        clone = c.clone()
+        Rewriter.insert_op(clone, InsertPoint.before(loop))
+        fetch.operands = [clone.results[0] if x is c.results[0] else x for x in fetch.operands]
+    fetch.detach()
+    Rewriter.insert_op(fetch, InsertPoint.before(loop))
+    for w in waits:
+        w.detach()
+        Rewriter.insert_op(w, InsertPoint.before(loop))
+    return True
+
+
+def _inside(v: SSAValue, loop: Operation) -> bool:
+    """Whether `v` is defined inside `loop` (its induction variable too)."""
+    owner = v.owner
+    op: Operation | None = owner if isinstance(owner, Operation) else owner.parent_op()
+    while op is not None:
+        if op is loop:
+            return True
+        op = op.parent_op()
+    return False
+
+
+def _invariant_consts(fetch: dma.CopyOp, loop: Operation, body: Block) -> list[Operation] | None:
+    """The index constants in `body` that `fetch` uses, when every other
+    operand is defined outside `loop`; None otherwise."""
+    consts: list[Operation] = []
+    for v in fetch.operands:
+        if not _inside(v, loop):
+            continue
+        d = v.owner
+        if not isinstance(d, arith.ConstantOp) or d.parent_block() is not body:
+            return None
+        if d not in consts:
+            consts.append(d)
+    return consts
+
+
+def hoist_invariant_fetches(block: Block) -> int:
+    """`hoist_invariant_fetch` for the fetches of every loop at the top level
+    of `block`; how many moved."""
+    n = 0
+    for loop in [o for o in block.ops if isinstance(o, scf.ForOp)]:
+        for o in list(loop.body.block.ops):
+            if isinstance(o, dma.CopyOp) and hoist_invariant_fetch(o):
+                n += 1
+    return n

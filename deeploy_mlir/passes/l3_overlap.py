@@ -14,11 +14,14 @@ overlap anything. This pass moves, in each step function
   so that the store flies while that op computes.
 
 Before the moves (`forward=true`, the default; deeploy_mlir/memory/forward.py):
-a top-level fetch of an L3 box that an L2 buffer still holds (the last copy
-of that L3 storage moved the same box to or from it) reads that buffer
-instead, and a store that the next copy of its L3 storage overwrites with
-the same box, unread, goes (MobileNetV1's conv output stored, fetched back
-for its in-place relu, stored again and fetched for the next conv).
+a fetch that a top-level stage loop repeats unchanged each iteration (the
+same L3 box into the same L2 buffer, nothing else in the loop writing
+either) is issued once, above the loop; a top-level fetch of an L3 box that
+an L2 buffer still holds (the last copy of that L3 storage moved the same
+box to or from it) reads that buffer instead; and a store that the next
+copy of its L3 storage overwrites with the same box, unread, goes
+(MobileNetV1's conv output stored, fetched back for its in-place relu,
+stored again and fetched for the next conv).
 
 The copies keep their order (the L3 engine runs its queue in issue order);
 only the cluster waits later. The moved buffers live longer, so the L2 plan
@@ -39,7 +42,12 @@ from xdsl.passes import ModulePass
 from deeploy_mlir.dialects.forms import BUFFER, MATERIALIZED, require
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.memory.buffers import step_functions
-from deeploy_mlir.memory.forward import drop_dead_stores, forward_candidates, forward_fetch
+from deeploy_mlir.memory.forward import (
+    drop_dead_stores,
+    forward_candidates,
+    forward_fetch,
+    hoist_invariant_fetches,
+)
 from deeploy_mlir.memory.overlap import Undo, overlap_moves
 from deeploy_mlir.memory.probe import arena_size
 
@@ -50,8 +58,9 @@ class L3Overlap(ModulePass):
 
     #: L2 budget in bytes the plan must keep fitting (0: none)
     l2: int = 0
-    #: first drop the fetches of bytes an L2 buffer holds and the stores a
-    #: later store overwrites unread (memory/forward.py)
+    #: first hoist loop-invariant fetches out of stage loops, drop the
+    #: fetches of bytes an L2 buffer holds and the stores a later store
+    #: overwrites unread (memory/forward.py)
     forward: bool = True
 
     def _forward(self, op: ModuleOp) -> None:
@@ -89,6 +98,8 @@ class L3Overlap(ModulePass):
             raise DeeployError(f"l3-overlap: l2 must not be negative, got {self.l2}")
         require(op, self.name, BUFFER, MATERIALIZED)
         if self.forward:
+            for fn in step_functions(op):
+                hoist_invariant_fetches(fn.body.block)
             self._forward(op)
         moves = [m for fn in step_functions(op) for m in overlap_moves(fn.body.block)]
         if not moves:
