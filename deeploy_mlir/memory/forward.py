@@ -301,10 +301,15 @@ def hoist_invariant_fetch(fetch: dma.CopyOp) -> bool:
     if consts is None:
         return False
     src = T.storage_root(fetch.src)
-    for o in body.ops:
+    ops = list(body.ops)
+    at = ops.index(fetch)
+    for k, o in enumerate(ops):
         if o is fetch or o in waits:
             continue
         if writes_buffer(o, buf) or _writes_l3(o, src):
+            return False
+        # nothing in the loop reads the buffer before the fetch fills it
+        if k < at and any(T.storage_root(v) is buf for c in o.walk() for v in c.operands):
             return False
     for c in consts:
         clone = c.clone()
