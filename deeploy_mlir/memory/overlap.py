@@ -14,7 +14,9 @@ compute between a copy and its wait, the HyperRAM hop is not overlapped.
   the next compute op (or loop), so that the store flies while that op
   computes; never past the function's end, nor past a copy from or into the
   same L3 storage (the IR's copies promise no order among themselves: a
-  store's bytes are there once it is waited for).
+  store's bytes are there once it is waited for), nor past an op that
+  writes the store's L2 source (a forwarded fetch's readers may, see
+  memory/forward.py).
 
 Both only move ops; the copies run in the order they did. A moved buffer
 lives longer (a store's source until its wait: memory.probe counts a
@@ -35,6 +37,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
+from deeploy_mlir.memory.forward import writes_buffer
 
 Undo = Callable[[], None]
 
@@ -164,10 +167,12 @@ def sink_store_wait(wait: dma.WaitOp) -> Undo | None:
     when it cannot move."""
     store = wait.token.owner
     assert isinstance(store, dma.CopyOp)
-    root = T.storage_root(store.dst)
+    root, src = T.storage_root(store.dst), T.storage_root(store.src)
     nxt = wait.next_op
     while nxt is not None and not isinstance(nxt, func.ReturnOp):
-        if _touches(nxt, root):
+        # the store reads its source until the wait: no op that writes it
+        # (a forwarded fetch's readers may) runs before the wait
+        if _touches(nxt, root) or writes_buffer(nxt, src):
             break
         if _computes(nxt):
             nxt = nxt.next_op

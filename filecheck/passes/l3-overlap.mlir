@@ -1,7 +1,8 @@
-// RUN: deeploy-opt %s -p 'l3-overlap' | filecheck %s
+// RUN: deeploy-opt %s -p 'l3-overlap{forward=false}' | filecheck %s
 // RUN: not deeploy-opt %s -p 'l3-overlap{l2=-1}' 2>&1 | filecheck %s --check-prefix=ERR
 
-// l3-overlap{l2=BYTES} (deeploy_mlir/passes/l3_overlap.py): three ops, each
+// l3-overlap{l2=BYTES} (deeploy_mlir/passes/l3_overlap.py), its moves alone
+// (forward=false; forwarding: l3-overlap-forward.mlir): three ops, each
 // with its L3 operands fetched into a fresh L2 buffer and stored back around
 // it, as tiling-materialize writes one-stage-tile ops (no L1 hop here).
 //   op 1 reads a, writes b; op 2 reads w, writes w; op 3 reads b, writes b.
