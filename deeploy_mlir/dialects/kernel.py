@@ -151,7 +151,7 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
         "rows,cols,acc:uint32_t"
     ),
     "dm_transpose_args_t": _fields(
-        "X:float* Y:float* rank:uint32_t shape:uint32_t[6] perm:uint32_t[6]"
+        "X:float* Y:float* rank:uint32_t shape:uint32_t[6] perm:uint32_t[6] acc_reset:uint8_t*"
     ),
     "dm_batchnorm_args_t": _fields(
         "X:float* scale:float* bias:float* running_mean_in:float* running_var_in:float* "

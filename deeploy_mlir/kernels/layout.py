@@ -8,6 +8,7 @@ from deeploy_mlir.kernels.fields import (
     Fields,
     arr,
     max_rank,
+    ptr_or_null,
     u32,
 )
 
@@ -40,6 +41,7 @@ def calls(op: T.TrainingComputeOp) -> list[Call] | None:
                 ("rank", u32(len(shape))),
                 ("shape", arr(shape, 6)),
                 ("perm", arr(op.perm_list(), 6)),
+                ("acc_reset", ptr_or_null(op.onto_reset())),
             ]
             return [Call("dm_transpose_fp32", "dm_transpose_args_t", f, note)]
         case _:
