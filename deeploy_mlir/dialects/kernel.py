@@ -126,7 +126,7 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
     "dm_conv2d_grad_args_t": _fields(
         "dY:float* X:float* W:float* dX:float* dW:float* dB:float* "
         + _u32s(_SIZES_CONV)
-        + " acc_dX,acc_dW,acc_dB:uint32_t"
+        + " acc_dX,acc_dW,acc_dB:uint32_t reset_dW,reset_dB:uint8_t*"
     ),
     "dm_pool2d_args_t": _fields(
         "X:float* Y:float* indices:int64_t* "
