@@ -587,6 +587,45 @@ def test_gemm_k_tiles_are_not_a_sum_of_products(rt: Runtime) -> None:
 
 @pytest.mark.parametrize("ta", [0, 1])
 @pytest.mark.parametrize("tb", [0, 1])
+@pytest.mark.parametrize("reset", [0, 1])
+def test_gemm_onto_buffer(rt: Runtime, ta: int, tb: int, reset: int) -> None:
+    """reset_Y (accumulate-fuse): Y is a gradient buffer; with reset[0] == 0
+    each element becomes old + the product, InPlaceAccumulatorV2's float32
+    buffer + grad of an unfused call's Y (the same bits), with reset[0] == 1
+    the product alone; ragged 4 x 4 tiles (their moved-up rows are stored
+    once: added once), every team size; and a later K tile (acc_Y) goes on
+    from Y without adding it again."""
+    rng = np.random.default_rng(1919)  # its own: the other tests' draws stay
+
+    def r(*shape: int) -> np.ndarray:
+        return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+    m, n, k = 29, 10, 11
+    a, b = (r(k, m) if ta else r(m, k)), (r(n, k) if tb else r(k, n))
+    plain = np.zeros(m * n, np.float32)
+    rt.run("dm_gemm_fp32", GemmArgs(ptr(a), ptr(b), None, ptr(plain), m, n, k, ta, tb, 1.0, 1.0))
+    old = r(m * n)
+    want = plain if reset else old + plain
+    flag = np.array([reset], np.uint8)
+    for cores in range(1, rt.cores + 1):
+        y = np.concatenate([old, np.float32([7.0])])
+        args = GemmArgs(ptr(a), ptr(b), None, ptr(y), m, n, k, ta, tb, 1.0, 1.0)
+        args.reset_Y = flag.ctypes.data
+        rt.run("dm_gemm_fp32", args, nb_cores=cores)
+        assert y[-1] == 7.0, "written past the end"
+        np.testing.assert_array_equal(y[:-1].view(np.uint32), want.view(np.uint32))
+    y = old.copy()
+    args = GemmArgs(ptr(a), ptr(b), None, ptr(y), m, n, k, ta, tb, 1.0, 1.0)
+    args.acc_Y, args.reset_Y = 1, flag.ctypes.data
+    rt.run("dm_gemm_fp32", args)
+    again = old.copy()
+    rt.run("dm_gemm_fp32", GemmArgs(ptr(a), ptr(b), None, ptr(again), m, n, k, ta, tb, 1.0, 1.0,
+                                    0, 0, 1))  # fmt: skip
+    np.testing.assert_array_equal(y.view(np.uint32), again.view(np.uint32))
+
+
+@pytest.mark.parametrize("ta", [0, 1])
+@pytest.mark.parametrize("tb", [0, 1])
 @pytest.mark.parametrize("size", [32, 64])
 def test_gemm_benchmark_sizes(rt: Runtime, ta: int, tb: int, size: int) -> None:
     """the sizes of bench/kernels.py, with a bias as in the forward Gemm"""

@@ -148,8 +148,8 @@ def test_gemm_k_tiles_preserve_the_numbers(buffering: str, l1: int, target: str)
 )
 def test_accumulate_fuse_keeps_the_bits(cfg: C) -> None:
     """examples/cct over 3 steps of 2 mini-batches (the second of each step
-    accumulates: reset is false): with accumulate-fuse its transposes and
-    conv2d_grads write the gradient buffers themselves (`onto`), and the
+    accumulates: reset is false): with accumulate-fuse its transposes,
+    conv2d_grads and gemm write the gradient buffers themselves (`onto`), and the
     interpreted training gives the bits of the pipeline without the pass --
     the fused op adds the buffer after its own sum, as the accumulation did
     -- and the numbers of onnxruntime-training."""
@@ -166,7 +166,9 @@ def test_accumulate_fuse_keeps_the_bits(cfg: C) -> None:
         module = model.module.clone()
         run_pipeline(module, pipeline(dataclasses.replace(cfg, accumulate_fuse=fuse)))
         onto = {o.name for o in module.walk() if isinstance(o, T.TrainingComputeOp) and o.onto}
-        assert onto == ({"training.transpose", "training.conv2d_grad"} if fuse else set())
+        assert onto == (
+            {"training.transpose", "training.conv2d_grad", "training.gemm"} if fuse else set()
+        )
         got[fuse] = train(module, model.params, d, exp)
     (l_f, p_f), (l_u, p_u) = got[True], got[False]
     assert np.asarray(l_f, np.float32).tobytes() == np.asarray(l_u, np.float32).tobytes()

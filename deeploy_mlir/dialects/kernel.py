@@ -89,7 +89,7 @@ def _u32s(names: str) -> str:
 
 _GEMM = (
     "A:float* B:float* C:float* Y:float* M,N,K:uint32_t trans_a,trans_b:uint32_t "
-    "alpha,beta:float c_stride_m,c_stride_n:uint32_t acc_Y,partial:uint32_t"
+    "alpha,beta:float c_stride_m,c_stride_n:uint32_t acc_Y,partial:uint32_t reset_Y:uint8_t*"
 )
 
 STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {

@@ -82,12 +82,12 @@ class TrainingFunctions(InterpreterFunctions):
     def _compute(self, op: T.TrainingComputeOp, args: tuple[Any, ...]) -> tuple[Any, ...]:
         n_in, n_out = len(op.ins), len(op.outs)
         origin = [int(a) for a in args[n_in + n_out :]]  # a maxpool2d tile's
+        n_own = n_in - op.n_onto_ins()  # without accumulate-fuse's buffers and flag
         if isinstance(op, T.GemmOp) and op.accumulated():
             # a later K tile: alpha and C (when last) apply after the sum
             y = args[n_in]
-            y[...] = gemm_onto(op, [np.asarray(a) for a in args[:n_in]], np.asarray(y))
+            y[...] = gemm_onto(op, [np.asarray(a) for a in args[:n_own]], np.asarray(y))
             return ()
-        n_own = n_in - op.n_onto_ins()
         outs = compute(op, [np.asarray(a) for a in args[:n_own]], origin)
         if not op.is_buffer_form:
             return tuple(outs)

@@ -8,7 +8,6 @@ from deeploy_mlir.kernels.fields import (
     Fields,
     arr,
     max_rank,
-    ptr_or_null,
     u32,
 )
 
@@ -41,8 +40,9 @@ def calls(op: T.TrainingComputeOp) -> list[Call] | None:
                 ("rank", u32(len(shape))),
                 ("shape", arr(shape, 6)),
                 ("perm", arr(op.perm_list(), 6)),
-                ("acc_reset", ptr_or_null(op.onto_reset())),
             ]
+            # accumulate-fuse: Y is a gradient buffer (old value + X^T unless reset)
+            f += [("acc_reset", op.ins[-1])] if op.onto_outputs() else []
             return [Call("dm_transpose_fp32", "dm_transpose_args_t", f, note)]
         case _:
             return None

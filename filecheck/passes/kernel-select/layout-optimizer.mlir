@@ -18,9 +18,9 @@ func.func @reduce(%y: memref<3x5xf32, "L2">, %r: memref<5xf32, "L2">, %a: memref
 }
 
 // transpose: shape and perm padded to 6 with 0; no gradient buffer to
-// accumulate onto: acc_reset = NULL
+// accumulate onto: no acc_reset (NULL)
 // CHECK-LABEL: func.func @transpose
-// CHECK-NEXT:    kernel.call @dm_transpose_fp32 dm_transpose_args_t {X = %a, Y = %t, rank = 3, shape = [2, 3, 4, 0, 0, 0], perm = [2, 0, 1, 0, 0, 0], acc_reset = null} note "training.transpose" : memref<2x3x4xf32, "L2">, memref<4x2x3xf32, "L1">
+// CHECK-NEXT:    kernel.call @dm_transpose_fp32 dm_transpose_args_t {X = %a, Y = %t, rank = 3, shape = [2, 3, 4, 0, 0, 0], perm = [2, 0, 1, 0, 0, 0]} note "training.transpose" : memref<2x3x4xf32, "L2">, memref<4x2x3xf32, "L1">
 func.func @transpose(%a: memref<2x3x4xf32, "L2">, %t: memref<4x2x3xf32, "L1">) {
   training.transpose ins(%a : memref<2x3x4xf32, "L2">) outs(%t : memref<4x2x3xf32, "L1">) {perm = array<i64: 2, 0, 1>}
   func.return
