@@ -278,8 +278,10 @@ class Conv2dGradOp(ConvOp, ListedGradsOp):
         return set(range(self.n_outs()))
 
     def ontoable(self) -> set[int]:
-        """dW and dB: the weight kernel adds the buffer at its store."""
-        return {k for k, s in enumerate(self.grads()) if s != "dX"}
+        """dW: the weight kernel adds the buffer at its store. Not dB: it
+        does not index the input channels and taps, whose tiles would each
+        add the buffer again (the kernel can: reset_dB)."""
+        return {k for k, s in enumerate(self.grads()) if s == "dW"}
 
     def split(self) -> list[Conv2dGradOp]:
         """Buffer form with dX and dW or dB: one op for dX and one for the
