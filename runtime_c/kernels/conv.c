@@ -951,6 +951,22 @@ static __attribute__((noinline)) void dm_dw_wplane(const float *dy, const float 
     for (uint32_t i = 0; i < 9u; i++) dw[i] = r[i];
 }
 
+/* Channel g of the depthwise path onto a gradient buffer (reset_dW): the
+ * sums from 0 through dW as dm_dw_wplane goes, the buffer's 9 old values kept
+ * here and added at the end (a frame of its own, off the other paths). */
+static __attribute__((noinline)) void dm_dw_wgrad_onto(const dm_conv2d_grad_args_t *a,
+                                                       uint32_t g)
+{
+    const uint32_t plane = a->in_h * a->in_w;
+    float old[9];
+    float *dw = a->dW + g * 9u;
+    for (uint32_t i = 0; i < 9u; i++) old[i] = dw[i];
+    for (uint32_t n = 0; n < a->batch; n++)
+        dm_dw_wplane(a->dY + (n * a->out_ch + g) * plane, a->X + (n * a->in_ch + g) * plane,
+                     a->in_h, a->in_w, dw, n == 0u);
+    for (uint32_t i = 0; i < 9u; i++) dw[i] = old[i] + dw[i];
+}
+
 DM_INLINE void dm_wgrad_block(const dm_conv2d_grad_args_t *a, uint32_t m0, uint32_t mb,
                               uint32_t c0, uint32_t cb, uint32_t xc0, uint32_t kh, uint32_t kw,
                               uint32_t SW)
@@ -990,15 +1006,14 @@ void dm_conv2d_grad_weight_fp32(void *args)
         const int onto = dm_onto(a->reset_dW, a->acc_dW);
         dm_chunk(a->groups, &e0, &e1);
         for (uint32_t g = e0; g < e1; g++) {
-            float old[9]; /* accumulate-fuse: the buffer's value, added at the end */
-            if (onto)
-                for (uint32_t i = 0; i < 9u; i++) old[i] = a->dW[g * 9u + i];
+            if (onto) {
+                dm_dw_wgrad_onto(a, g);
+                continue;
+            }
             for (uint32_t n = 0; n < a->batch; n++)
                 dm_dw_wplane(a->dY + (n * a->out_ch + g) * plane,
                              a->X + (n * a->in_ch + g) * plane, a->in_h, a->in_w, a->dW + g * 9u,
                              n == 0u && !a->acc_dW);
-            if (onto)
-                for (uint32_t i = 0; i < 9u; i++) a->dW[g * 9u + i] = old[i] + a->dW[g * 9u + i];
         }
     } else if (a->dW != NULL && mg == 1u && cg == 1u && a->k_w == 3u && a->stride_w == 1u &&
         a->dil_w == 1u) { /* depthwise, three taps wide: units (g, kh) */
