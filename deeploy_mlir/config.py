@@ -45,6 +45,9 @@ class CompileConfig:
     board: str | None = None
     #: training-inplace-alias first (in-place reuse of buffers)
     inplace: bool = True
+    #: accumulate-fuse after bufferization (gradients written straight into
+    #: their accumulation buffers)
+    accumulate_fuse: bool = True
     #: tile-select's search: the exact scan of the front, or Z3 (tiling/search.py)
     solver: Literal["front", "z3"] = "front"
     #: tile-select's Z3 resource limit with solver z3 (None: the pass's default)

@@ -59,6 +59,7 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
     when given) instead of memory-home."""
     if cfg.pass_pipeline is not None:
         return parse_pipeline(cfg.pass_pipeline)
+    from deeploy_mlir.passes.accumulate_fuse import AccumulateFuse
     from deeploy_mlir.passes.arena_plan import ArenaPlan
     from deeploy_mlir.passes.dma_decompose import DmaDecompose
     from deeploy_mlir.passes.dma_multibuffer import DmaMultibuffer
@@ -73,6 +74,8 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
     named = cfg.name_options
     passes: list[ModulePass] = [TrainingInplaceAlias()] if cfg.inplace else []
     passes.append(TrainingBufferize(level="L2"))
+    if cfg.accumulate_fuse:
+        passes.append(AccumulateFuse())
     l3 = bool(cfg.l2) or cfg.weights != "L2" or cfg.home != "L2"
     if cfg.regime is not None:
         passes.append(

@@ -31,6 +31,12 @@ def _bufferize() -> type[ModulePass]:
     return TrainingBufferize
 
 
+def _accumulate_fuse() -> type[ModulePass]:
+    from deeploy_mlir.passes.accumulate_fuse import AccumulateFuse
+
+    return AccumulateFuse
+
+
 def _arena_plan() -> type[ModulePass]:
     from deeploy_mlir.passes.arena_plan import ArenaPlan
 
@@ -112,6 +118,7 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "training-inplace-alias": _inplace,
     "training-bufferize": _bufferize,
+    "accumulate-fuse": _accumulate_fuse,
     "memory-home": _memory_home,
     "memory-regime": _memory_regime,
     "arena-plan": _arena_plan,

@@ -264,6 +264,26 @@ def test_transpose_paths(lib: KernelLib, shape: tuple[int, ...], perm: tuple[int
         np.testing.assert_array_equal(bits(y.check()), bits(want))
 
 
+@pytest.mark.parametrize(("shape", "perm"), TRANSPOSES)
+@pytest.mark.parametrize("reset", [0, 1])
+def test_transpose_onto_buffer(
+    lib: KernelLib, shape: tuple[int, ...], perm: tuple[int, ...], reset: int
+) -> None:
+    """accumulate-fuse's transpose (acc_reset set): reset ? X^T : buffer +
+    X^T, InPlaceAccumulatorV2's float32 sum (numpy's here), Y the buffer."""
+    x = RNG.standard_normal(shape).astype(np.float32)
+    t = np.ascontiguousarray(np.transpose(x, perm))
+    buf = RNG.standard_normal(t.shape).astype(np.float32)
+    want = t if reset else buf + t
+    flag = np.array([reset], dtype=np.uint8)
+    for team in lib.teams():
+        y = Guarded(want.shape)
+        y.arr[...] = buf
+        args = Transpose(p(x), y.ptr, len(shape), _u(shape, 6), _u(perm, 6), p(flag))
+        lib.run("dm_transpose_fp32", args, team)
+        np.testing.assert_array_equal(bits(y.check()), bits(want))
+
+
 def test_transpose_every_perm_of_rank_4(lib: KernelLib) -> None:
     shape = (3, 1, 5, 6)
     x = RNG.standard_normal(shape).astype(np.float32)

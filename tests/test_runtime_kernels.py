@@ -619,6 +619,45 @@ def test_gemm_k_tiles_are_not_a_sum_of_products(rt: Runtime) -> None:
 
 @pytest.mark.parametrize("ta", [0, 1])
 @pytest.mark.parametrize("tb", [0, 1])
+@pytest.mark.parametrize("reset", [0, 1])
+def test_gemm_onto_buffer(rt: Runtime, ta: int, tb: int, reset: int) -> None:
+    """reset_Y (accumulate-fuse): Y is a gradient buffer; with reset[0] == 0
+    each element becomes old + the product, InPlaceAccumulatorV2's float32
+    buffer + grad of an unfused call's Y (the same bits), with reset[0] == 1
+    the product alone; ragged 4 x 4 tiles (their moved-up rows are stored
+    once: added once), every team size; and a later K tile (acc_Y) goes on
+    from Y without adding it again."""
+    rng = np.random.default_rng(1919)  # its own: the other tests' draws stay
+
+    def r(*shape: int) -> np.ndarray:
+        return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+    m, n, k = 29, 10, 11
+    a, b = (r(k, m) if ta else r(m, k)), (r(n, k) if tb else r(k, n))
+    plain = np.zeros(m * n, np.float32)
+    rt.run("dm_gemm_fp32", GemmArgs(ptr(a), ptr(b), None, ptr(plain), m, n, k, ta, tb, 1.0, 1.0))
+    old = r(m * n)
+    want = plain if reset else old + plain
+    flag = np.array([reset], np.uint8)
+    for cores in range(1, rt.cores + 1):
+        y = np.concatenate([old, np.float32([7.0])])
+        args = GemmArgs(ptr(a), ptr(b), None, ptr(y), m, n, k, ta, tb, 1.0, 1.0)
+        args.reset_Y = flag.ctypes.data
+        rt.run("dm_gemm_fp32", args, nb_cores=cores)
+        assert y[-1] == 7.0, "written past the end"
+        np.testing.assert_array_equal(y[:-1].view(np.uint32), want.view(np.uint32))
+    y = old.copy()
+    args = GemmArgs(ptr(a), ptr(b), None, ptr(y), m, n, k, ta, tb, 1.0, 1.0)
+    args.acc_Y, args.reset_Y = 1, flag.ctypes.data
+    rt.run("dm_gemm_fp32", args)
+    again = old.copy()
+    rt.run("dm_gemm_fp32", GemmArgs(ptr(a), ptr(b), None, ptr(again), m, n, k, ta, tb, 1.0, 1.0,
+                                    0, 0, 1))  # fmt: skip
+    np.testing.assert_array_equal(y.view(np.uint32), again.view(np.uint32))
+
+
+@pytest.mark.parametrize("ta", [0, 1])
+@pytest.mark.parametrize("tb", [0, 1])
 @pytest.mark.parametrize("size", [32, 64])
 def test_gemm_benchmark_sizes(rt: Runtime, ta: int, tb: int, size: int) -> None:
     """the sizes of bench/kernels.py, with a bias as in the forward Gemm"""
@@ -930,6 +969,40 @@ def test_conv_grads_add_up_split_reductions(rt: Runtime, name: str) -> None:
         assert dw[-1] == 7.0 and db[-1] == 7.0, f"written past the end (team {team})"
         np.testing.assert_array_equal(dw, dw_want, err_msg=f"dW, team {team}")
         np.testing.assert_array_equal(db, db_want, err_msg=f"dB, team {team}")
+
+
+@pytest.mark.parametrize("name", list(CONV_KERNEL_CASES))
+@pytest.mark.parametrize("reset", [0, 1])
+def test_conv_grads_onto_buffers(rt: Runtime, name: str, reset: int) -> None:
+    """reset_dW, reset_dB (accumulate-fuse): dW and dB are gradient buffers;
+    with reset[0] == 0 each element becomes old + the sum, InPlaceAccumulatorV2's
+    float32 buffer + grad of the sums of an unfused call (the same bits);
+    with reset[0] == 1 the sum alone. Every case of the kernels' paths
+    (depthwise, three taps wide, blocks), every team size."""
+    cfg = CONV_KERNEL_CASES[name]
+    cg = cfg.c // cfg.groups
+    oh, ow = cfg.out_hw()
+    rng = np.random.default_rng(19)  # its own: the other tests' draws stay as they were
+
+    def r(*shape: int) -> np.ndarray:
+        return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+    x, w, dy = r(cfg.n, cfg.c, cfg.h, cfg.w), r(cfg.m, cg, *cfg.k), r(cfg.n, cfg.m, oh, ow)
+    dw_sum, db_sum = _guarded(w.shape), _guarded((cfg.m,))
+    _grad_calls(rt, cfg, dy, x, w, None, dw_sum, db_sum, 0, rt.cores)
+    old_w, old_b = r(*w.shape).ravel(), r(cfg.m)
+    flag = np.array([reset], np.uint8)
+    want_w = dw_sum[:-1] if reset else old_w + dw_sum[:-1]
+    want_b = db_sum[:-1] if reset else old_b + db_sum[:-1]
+    for team in sorted({1, 2, rt.cores}):
+        dw, db = _guarded(w.shape), _guarded((cfg.m,))
+        dw[:-1], db[:-1] = old_w, old_b
+        args = ConvGradArgs(ptr(dy), ptr(x), ptr(w), None, ptr(dw), ptr(db), *cfg.geom())
+        args.reset_dW = args.reset_dB = flag.ctypes.data
+        rt.run("dm_conv2d_grad_weight_fp32", args, team)
+        assert dw[-1] == 7.0 and db[-1] == 7.0, f"written past the end (team {team})"
+        np.testing.assert_array_equal(dw[:-1].view(np.uint32), want_w.view(np.uint32))
+        np.testing.assert_array_equal(db[:-1].view(np.uint32), want_b.view(np.uint32))
 
 
 # ---------------------------------------------------------------- elementwise

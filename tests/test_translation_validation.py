@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import example_dirs, load_expected, model_dirs
-from validation import check_every_pass, train
+from validation import check_every_pass, reference, train
 
 from deeploy_mlir.config import CompileConfig as C
 from deeploy_mlir.dialects import training as T
@@ -139,3 +139,39 @@ def test_gemm_k_tiles_preserve_the_numbers(buffering: str, l1: int, target: str)
     assert any(o.accumulated() for o in gemms)
     assert any(o.partial is not None for o in gemms)
     assert any(o.accumulated() and o.partial is None for o in gemms)  # the last K tiles
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [C(tiling="untiled", l1=1 << 20), C(l1=8192, buffering="double")],
+    ids=["untiled", "tiled-double-8k"],
+)
+def test_accumulate_fuse_keeps_the_bits(cfg: C) -> None:
+    """examples/cct over 3 steps of 2 mini-batches (the second of each step
+    accumulates: reset is false): with accumulate-fuse its transposes,
+    conv2d_grads and gemm write the gradient buffers themselves (`onto`), and the
+    interpreted training gives the bits of the pipeline without the pass --
+    the fused op adds the buffer after its own sum, as the accumulation did
+    -- and the numbers of onnxruntime-training."""
+    import dataclasses
+
+    from deeploy_mlir.pipeline import run_pipeline
+
+    d = Path(__file__).resolve().parents[1] / "examples" / "cct"
+    exp = reference(d)
+    assert exp["accum"] >= 2 and exp["steps"] >= 2
+    model = import_model(d)
+    got = {}
+    for fuse in (True, False):
+        module = model.module.clone()
+        run_pipeline(module, pipeline(dataclasses.replace(cfg, accumulate_fuse=fuse)))
+        onto = {o.name for o in module.walk() if isinstance(o, T.TrainingComputeOp) and o.onto}
+        assert onto == (
+            {"training.transpose", "training.conv2d_grad", "training.gemm"} if fuse else set()
+        )
+        got[fuse] = train(module, model.params, d, exp)
+    (l_f, p_f), (l_u, p_u) = got[True], got[False]
+    assert np.asarray(l_f, np.float32).tobytes() == np.asarray(l_u, np.float32).tobytes()
+    for k in p_u:
+        assert np.asarray(p_f[k]).tobytes() == np.asarray(p_u[k]).tobytes(), k
+    np.testing.assert_allclose(l_f, exp["losses"], rtol=1e-5, atol=1e-6)

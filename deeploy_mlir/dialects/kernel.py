@@ -89,7 +89,7 @@ def _u32s(names: str) -> str:
 
 _GEMM = (
     "A:float* B:float* C:float* Y:float* M,N,K:uint32_t trans_a,trans_b:uint32_t "
-    "alpha,beta:float c_stride_m,c_stride_n:uint32_t acc_Y,partial:uint32_t"
+    "alpha,beta:float c_stride_m,c_stride_n:uint32_t acc_Y,partial:uint32_t reset_Y:uint8_t*"
 )
 
 STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -126,7 +126,7 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
     "dm_conv2d_grad_args_t": _fields(
         "dY:float* X:float* W:float* dX:float* dW:float* dB:float* "
         + _u32s(_SIZES_CONV)
-        + " acc_dX,acc_dW,acc_dB:uint32_t"
+        + " acc_dX,acc_dW,acc_dB:uint32_t reset_dW,reset_dB:uint8_t*"
     ),
     "dm_pool2d_args_t": _fields(
         "X:float* Y:float* indices:int64_t* "
@@ -151,7 +151,7 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
         "rows,cols,acc:uint32_t"
     ),
     "dm_transpose_args_t": _fields(
-        "X:float* Y:float* rank:uint32_t shape:uint32_t[6] perm:uint32_t[6]"
+        "X:float* Y:float* rank:uint32_t shape:uint32_t[6] perm:uint32_t[6] acc_reset:uint8_t*"
     ),
     "dm_batchnorm_args_t": _fields(
         "X:float* scale:float* bias:float* running_mean_in:float* running_var_in:float* "

@@ -82,17 +82,21 @@ class TrainingFunctions(InterpreterFunctions):
     def _compute(self, op: T.TrainingComputeOp, args: tuple[Any, ...]) -> tuple[Any, ...]:
         n_in, n_out = len(op.ins), len(op.outs)
         origin = [int(a) for a in args[n_in + n_out :]]  # a maxpool2d tile's
+        n_own = n_in - op.n_onto_ins()  # without accumulate-fuse's buffers and flag
         if isinstance(op, T.GemmOp) and op.accumulated():
             # a later K tile: alpha and C (when last) apply after the sum
             y = args[n_in]
-            y[...] = gemm_onto(op, [np.asarray(a) for a in args[:n_in]], np.asarray(y))
+            y[...] = gemm_onto(op, [np.asarray(a) for a in args[:n_own]], np.asarray(y))
             return ()
-        outs = compute(op, [np.asarray(a) for a in args[:n_in]], origin)
+        outs = compute(op, [np.asarray(a) for a in args[:n_own]], origin)
         if not op.is_buffer_form:
             return tuple(outs)
         acc = set(op.accumulated())
+        # accumulate-fuse: reset ? f : buffer + f, as InPlaceAccumulatorV2
+        onto = set(op.onto_outputs()) - acc
+        keep = bool(onto) and not bool(np.asarray(args[n_in - 1]).reshape(-1)[0])
         for k, (dst, val) in enumerate(zip(args[n_in : n_in + n_out], outs, strict=True)):
-            if k in acc:  # the op adds into this output (a tiled reduction)
+            if k in acc or (keep and k in onto):  # adds into this output
                 dst[...] = (dst + val).astype(dst.dtype)
             else:
                 dst[...] = val

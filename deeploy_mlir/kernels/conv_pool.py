@@ -61,13 +61,15 @@ def _pool_fields(op: T.PoolOp, x: Sequence[int], y: Sequence[int]) -> Fields:
 
 
 def _conv_grad_calls(op: T.Conv2dGradOp) -> list[Call]:
-    ins, outs, note = list(op.ins), list(op.outs), op.name
+    ins, outs, note = op.base_ins(), list(op.outs), op.name
     grads = dict(zip(op.grads(), outs, strict=True))
     f: Fields = [("dY", ins[0]), ("X", ins[1]), ("W", ins[2])]
     f += [(k, ptr_or_null(grads.get(k))) for k in T.CONV_GRADS]
     f += _conv_geometry_fields(op.geometry())
     # a tile of a reduction after the first: add to the sums so far
     f += [(f"acc_{op.grads()[k]}", u32(1)) for k in op.accumulated()]
+    # accumulate-fuse: dW / dB are gradient buffers (old value + sum unless reset)
+    f += [(f"reset_{op.grads()[k]}", op.ins[-1]) for k in op.onto_outputs()]
     calls: list[Call] = []
     if "dX" in grads:
         calls.append(Call("dm_conv2d_grad_input_fp32", "dm_conv2d_grad_args_t", f, note))

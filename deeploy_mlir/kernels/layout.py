@@ -41,6 +41,8 @@ def calls(op: T.TrainingComputeOp) -> list[Call] | None:
                 ("shape", arr(shape, 6)),
                 ("perm", arr(op.perm_list(), 6)),
             ]
+            # accumulate-fuse: Y is a gradient buffer (old value + X^T unless reset)
+            f += [("acc_reset", op.ins[-1])] if op.onto_outputs() else []
             return [Call("dm_transpose_fp32", "dm_transpose_args_t", f, note)]
         case _:
             return None

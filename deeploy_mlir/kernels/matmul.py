@@ -90,7 +90,7 @@ def _k_tile_fields(op: T.TrainingComputeOp) -> Fields:
 
 def calls(op: T.TrainingComputeOp) -> list[Call] | None:
     """Gemm (transposes, alpha, beta, a broadcast C), matmul and batched matmul."""
-    ins, outs = list(op.ins), list(op.outs)
+    ins, outs = op.base_ins(), list(op.outs)
     match op:
         case T.GemmOp():
             trans = (op.trans_a is not None, op.trans_b is not None)
@@ -102,4 +102,6 @@ def calls(op: T.TrainingComputeOp) -> list[Call] | None:
             return [_batch_matmul_call(op)]
         case _:
             return None
+    # accumulate-fuse: Y is a gradient buffer (old value + sum unless reset)
+    f += [("reset_Y", op.ins[-1])] if op.onto_outputs() else []
     return [Call("dm_gemm_fp32", "dm_gemm_args_t", f + _k_tile_fields(op), op.name)]

@@ -26,7 +26,7 @@ KERNEL_PATHS: dict[str, int] = {
     "dm_concat_fp32": 32,  # -O2
     "dm_conv2d_fp32": 448,  # -O2
     "dm_conv2d_grad_input_fp32": 448,  # -O2
-    "dm_conv2d_grad_weight_fp32": 336,  # -O2
+    "dm_conv2d_grad_weight_fp32": 384,  # -O2
     "dm_copy": 144,  # -O2
     "dm_dma_copy_in": 208,  # -O3
     "dm_dma_copy_out": 208,  # -O3
@@ -69,7 +69,7 @@ KERNEL_PATHS: dict[str, int] = {
     "dm_softmax_grad_fp32": 32,  # -O2
     "dm_split_fp32": 32,  # -O2
     "dm_step_count_i64": 16,  # -O2
-    "dm_transpose_fp32": 224,  # -O3
+    "dm_transpose_fp32": 240,  # -O3
     "dm_unary_ext_fp32": 16,  # -O2
     "dm_unary_grad_fp32": 16,  # -O2
     "dm_where_fp32": 128,  # -O3

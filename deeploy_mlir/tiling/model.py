@@ -176,7 +176,17 @@ def whole_dims(op: T.TrainingComputeOp) -> set[int]:
     assert isinstance(op, T.IterationSpaceInterface)
     space = op.iteration_space()
     derived = {w.in_dim for w in space.tiled_windows()}
-    return set(space.whole) | set(space.reduction) | derived
+    # an output accumulated onto its buffer (`onto`) is not written again by
+    # the tiles of a dim it does not index: each would add its old value once
+    # more (a reduction dim that accumulates adds its tiles' sums instead)
+    n_in = len(op.ins)
+    onto = {
+        d
+        for k in op.onto_outputs()
+        for d in range(len(space.dims))
+        if d not in map_dims(space.maps[n_in + k]) and d not in space.accumulate
+    }
+    return set(space.whole) | set(space.reduction) | derived | onto
 
 
 def summed_whole(space: T.IterationSpace, ops: Sequence[Operand]) -> set[int]:

@@ -49,7 +49,11 @@ typedef struct {
  * value instead of 0 (a tile of a reduction after the first: the output
  * channels for dX, the batch or the output rows for dW and dB). The terms
  * follow in the order above, so splitting the outermost summed dim in order
- * gives the same bits as one call. */
+ * gives the same bits as one call.
+ * reset_dW, reset_dB (accumulate-fuse: that output is a gradient
+ * accumulation buffer): not NULL, that output's acc_* 0 and its reset[0] == 0:
+ * each element becomes its old value + the sum (InPlaceAccumulatorV2's
+ * buffer + grad, added after the sum is complete: the same bits). */
 typedef struct {
     const float *dY;
     const float *X;
@@ -63,7 +67,16 @@ typedef struct {
     uint32_t stride_h, stride_w, dil_h, dil_w;
     uint32_t pad_top, pad_left;
     uint32_t acc_dX, acc_dW, acc_dB;
+    const uint8_t *reset_dW;
+    const uint8_t *reset_dB;
 } dm_conv2d_grad_args_t;
+
+/* Whether output sums of a call add the output's old value at their store
+ * (reset_dW / reset_dB of dm_conv2d_grad_args_t). */
+DM_INLINE int dm_onto(const uint8_t *reset, uint32_t acc)
+{
+    return reset != NULL && acc == 0u && reset[0] == 0u;
+}
 
 /* [*lo, *hi): the j < count whose position j * step + off lies in [0, size)
  * (off may be negative): the outputs a kernel tap reaches, or the taps an

@@ -17,6 +17,9 @@
  * partial sum of the K tiles before) instead of 0, and partial != 0 stores
  * the raw sum (no alpha, no C: those come once, on the last K tile). Both 0
  * (the default of a C initializer) is the whole product. */
+/* reset_Y (accumulate-fuse: Y is a gradient accumulation buffer): not NULL,
+ * acc_Y and partial 0 and reset_Y[0] == 0: Y = old Y + the result, added at
+ * the store (InPlaceAccumulatorV2's buffer + grad: the same bits). */
 typedef struct {
     const float *A;
     const float *B;
@@ -27,6 +30,7 @@ typedef struct {
     float alpha, beta;
     uint32_t c_stride_m, c_stride_n;
     uint32_t acc_Y, partial;
+    const uint8_t *reset_Y;
 } dm_gemm_args_t;
 
 void dm_gemm_fp32(void *args);

@@ -762,6 +762,16 @@ DM_INLINE void dm_wgrad_tile(const dm_conv2d_grad_args_t *a, uint32_t m0, uint32
             }
         }
     }
+    if (dm_onto(a->reset_dW, a->acc_dW)) {
+#pragma GCC unroll 4
+        for (uint32_t i = 0; i < MB; i++)
+#pragma GCC unroll 4
+            for (uint32_t j = 0; j < CB; j++) {
+                float *d = &dw[(i * cg + j) * taps];
+                *d = *d + c[i][j];
+            }
+        return;
+    }
 #pragma GCC unroll 4
     for (uint32_t i = 0; i < MB; i++)
 #pragma GCC unroll 4
@@ -856,6 +866,11 @@ static __attribute__((noinline)) void dm_wgrad_k3(const dm_conv2d_grad_args_t *a
             for (uint32_t o = H; o < hi[2]; o++) c2 = fmaf(d[o], x[o + 2u], c2);
         }
     }
+    if (dm_onto(a->reset_dW, a->acc_dW)) {
+        c0 = dw[0] + c0;
+        c1 = dw[1] + c1;
+        c2 = dw[2] + c2;
+    }
     dw[0] = c0;
     dw[1] = c1;
     dw[2] = c2;
@@ -936,6 +951,22 @@ static __attribute__((noinline)) void dm_dw_wplane(const float *dy, const float 
     for (uint32_t i = 0; i < 9u; i++) dw[i] = r[i];
 }
 
+/* Channel g of the depthwise path onto a gradient buffer (reset_dW): the
+ * sums from 0 through dW as dm_dw_wplane goes, the buffer's 9 old values kept
+ * here and added at the end (a frame of its own, off the other paths). */
+static __attribute__((noinline)) void dm_dw_wgrad_onto(const dm_conv2d_grad_args_t *a,
+                                                       uint32_t g)
+{
+    const uint32_t plane = a->in_h * a->in_w;
+    float old[9];
+    float *dw = a->dW + g * 9u;
+    for (uint32_t i = 0; i < 9u; i++) old[i] = dw[i];
+    for (uint32_t n = 0; n < a->batch; n++)
+        dm_dw_wplane(a->dY + (n * a->out_ch + g) * plane, a->X + (n * a->in_ch + g) * plane,
+                     a->in_h, a->in_w, dw, n == 0u);
+    for (uint32_t i = 0; i < 9u; i++) dw[i] = old[i] + dw[i];
+}
+
 DM_INLINE void dm_wgrad_block(const dm_conv2d_grad_args_t *a, uint32_t m0, uint32_t mb,
                               uint32_t c0, uint32_t cb, uint32_t xc0, uint32_t kh, uint32_t kw,
                               uint32_t SW)
@@ -972,12 +1003,18 @@ void dm_conv2d_grad_weight_fp32(void *args)
                    a->dil_h, a->dil_w, a->pad_top, a->pad_left, a->in_h, a->in_w, a->out_h,
                    a->out_w)) { /* depthwise 3 x 3 (dm_dw_wplane): units g */
         const uint32_t plane = a->in_h * a->in_w;
+        const int onto = dm_onto(a->reset_dW, a->acc_dW);
         dm_chunk(a->groups, &e0, &e1);
-        for (uint32_t g = e0; g < e1; g++)
+        for (uint32_t g = e0; g < e1; g++) {
+            if (onto) {
+                dm_dw_wgrad_onto(a, g);
+                continue;
+            }
             for (uint32_t n = 0; n < a->batch; n++)
                 dm_dw_wplane(a->dY + (n * a->out_ch + g) * plane,
                              a->X + (n * a->in_ch + g) * plane, a->in_h, a->in_w, a->dW + g * 9u,
                              n == 0u && !a->acc_dW);
+        }
     } else if (a->dW != NULL && mg == 1u && cg == 1u && a->k_w == 3u && a->stride_w == 1u &&
         a->dil_w == 1u) { /* depthwise, three taps wide: units (g, kh) */
         dm_chunk(a->groups * a->k_h, &e0, &e1);
@@ -1008,7 +1045,7 @@ void dm_conv2d_grad_weight_fp32(void *args)
                 const float *dy = a->dY + (n * a->out_ch + m) * oplane;
                 for (uint32_t i = 0; i < oplane; i++) acc += dy[i];
             }
-            a->dB[m] = acc;
+            a->dB[m] = dm_onto(a->reset_dB, a->acc_dB) ? a->dB[m] + acc : acc;
         }
     }
 }

@@ -174,6 +174,14 @@ DM_INLINE void dm_tile(const dm_gemm_view_t *v, uint32_t m, uint32_t n, uint32_t
             }
         }
     }
+    if (a->reset_Y != NULL && !a->acc_Y && !partial && a->reset_Y[0] == 0u) {
+#pragma GCC unroll 4
+        for (uint32_t i = 0; i < MR; i++, y += a->N)
+#pragma GCC unroll 8
+            for (uint32_t j = 0; j < NR; j++)
+                if (i >= sm && j >= sn) y[j] = y[j] + c[i][j];
+        return;
+    }
 #pragma GCC unroll 4
     for (uint32_t i = 0; i < MR; i++, y += a->N)
 #pragma GCC unroll 8

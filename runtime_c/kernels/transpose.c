@@ -92,6 +92,18 @@ __attribute__((noinline)) static void dm_tr_rows4(dm_word_t *y, const dm_word_t 
     }
 }
 
+/* y[k] = y[k] + x[k * step], k < n (accumulate-fuse's transpose onto a
+ * gradient buffer: buffer + grad, as dm_accumulate_fp32 adds). */
+__attribute__((noinline)) static void dm_tr_gather_add(float *y, const float *x, uint32_t n,
+                                                       uint32_t step)
+{
+    if (step == 1u) {
+        dm_add_contig(y, y, x, n);
+        return;
+    }
+    for (float *const end = y + n; y != end; x += step, y++) *y = *y + *x;
+}
+
 void dm_transpose_fp32(void *args)
 {
     const dm_transpose_args_t *a = (const dm_transpose_args_t *)args;
@@ -125,10 +137,15 @@ void dm_transpose_fp32(void *args)
         for (uint32_t d = idx[g] + 1u; d < a->rank; d++) s *= a->shape[d];
         xs[g] = s;
     }
+    const int add = a->acc_reset != NULL && a->acc_reset[0] == 0u;
     if (ng <= 1u) { /* a copy */
         uint32_t i0, i1;
         dm_chunk(total, &i0, &i1);
-        if (i0 < i1) dm_tr_copy(Y + i0, X + i0, i1 - i0);
+        if (i0 >= i1) return;
+        if (add)
+            dm_add_contig(a->Y + i0, a->Y + i0, a->X + i0, i1 - i0);
+        else
+            dm_tr_copy(Y + i0, X + i0, i1 - i0);
         return;
     }
     const uint32_t n = len[ng - 1u], step = xs[ng - 1u];
@@ -150,7 +167,16 @@ void dm_transpose_fp32(void *args)
         off += idx[g] * xs[g];
     }
     for (uint32_t u = u0; u < u1; u++) {
-        if (by4) {
+        if (add) { /* Y rows += gathered X (one row, or a group of four) */
+            const uint32_t rows = by4 ? (inner_rows - grp * 4u < 4u ? inner_rows - grp * 4u : 4u)
+                                      : 1u;
+            const uint32_t row = by4 ? grp * 4u : 0u;
+            float *y = a->Y + (by4 ? (o * inner_rows + row) * n : u * n);
+            const float *x = a->X + off + row;
+            for (uint32_t i = 0; i < rows; i++) dm_tr_gather_add(y + i * n, x + i, n, step);
+            if (by4 && ++grp < groups) continue;
+            grp = 0;
+        } else if (by4) {
             const uint32_t row = grp * 4u, left = inner_rows - row;
             dm_word_t *y = Y + (o * inner_rows + row) * n;
             const dm_word_t *x = X + off + row;

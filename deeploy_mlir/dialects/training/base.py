@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -15,10 +16,11 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     f32,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -61,6 +63,13 @@ class TrainingComputeOp(IRDLOperation, ABC):
     #: reduction dim that tiles (`IterationSpace.accumulate`)
     accumulate = opt_prop_def(DenseArrayBase.constr(i64))
 
+    #: buffer form (accumulate-fuse): the outputs (by position) that are
+    #: gradient accumulation buffers. `ins` then end with one operand per
+    #: listed output (that output itself: the buffer is read) and the reset
+    #: flag (memref<1xi1>); the op writes reset ? f : buffer + f, f being what
+    #: it computes without `onto` (InPlaceAccumulatorV2 fused in, same bits)
+    onto = opt_prop_def(DenseArrayBase.constr(i64))
+
     #: number of inputs (min, max) and of outputs
     N_INS: ClassVar[tuple[int, int]] = (1, 1)
     N_OUTS: ClassVar[int] = 1
@@ -94,7 +103,76 @@ class TrainingComputeOp(IRDLOperation, ABC):
         return list(self.outs) if self.is_buffer_form else list(self.res)
 
     def in_types(self) -> list[Attribute]:
-        return [o.type for o in self.ins]
+        """The types of the op's own inputs (without `onto`'s buffers and flag)."""
+        return [o.type for o in self.base_ins()]
+
+    # -- accumulate-fuse (`onto`) ------------------------------------------
+    def onto_outputs(self) -> list[int]:
+        """The outputs (by position) the op accumulates onto (`onto`)."""
+        if self.onto is None:
+            return []
+        return [int(v) for v in self.onto.get_values()]
+
+    def n_onto_ins(self) -> int:
+        """How many of `ins` are `onto`'s: a buffer per output and the flag."""
+        n = len(self.onto_outputs())
+        return n + 1 if n else 0
+
+    def base_ins(self) -> list[SSAValue]:
+        """The op's own inputs: `ins` without `onto`'s buffers and flag."""
+        return list(self.ins)[: len(self.ins) - self.n_onto_ins()]
+
+    def onto_reset(self) -> SSAValue | None:
+        """The reset flag of `onto` (the last input), None without `onto`."""
+        return self.ins[-1] if self.onto_outputs() else None
+
+    def ontoable(self) -> set[int]:
+        """The outputs (by position) whose kernel can accumulate onto a
+        gradient buffer under a run-time reset flag (`onto`)."""
+        return set()
+
+    def onto_space(self, space: IterationSpace) -> IterationSpace:
+        """`space` (of the op's own operands) with maps for `onto`'s inputs:
+        each buffer as its output, the flag's one element at 0."""
+        onto = self.onto_outputs()
+        if not onto:
+            return space
+        n = len(self.base_ins())
+        flag = AffineMap(len(space.dims), 0, (AffineExpr.constant(0),))
+        extra = (*(space.maps[n + k] for k in onto), flag)
+        return replace(space, maps=space.maps[:n] + extra + space.maps[n:])
+
+    def verify_onto(self) -> None:
+        onto = self.onto_outputs()
+        if not onto:
+            return
+        if not self.is_buffer_form:
+            raise VerifyException("onto needs the buffer form (outs): it adds into them")
+        n = len(self.outs)
+        if sorted(set(onto)) != onto or not all(0 <= k < n for k in onto):
+            raise VerifyException(
+                f"onto must list output positions in increasing order, each once and "
+                f"below {n} (the number of outs), got {onto}"
+            )
+        bad = sorted(set(onto) - self.ontoable())
+        if bad:
+            raise VerifyException(
+                f"onto lists output #{bad[0]} but {self.name} cannot accumulate onto it"
+            )
+        if len(self.ins) < len(onto) + 1:
+            raise VerifyException(
+                f"onto needs {len(onto)} buffer(s) and the reset flag at the end of ins"
+            )
+        base = len(self.ins) - len(onto) - 1
+        for j, k in enumerate(onto):
+            if self.ins[base + j] is not self.outs[k]:
+                raise VerifyException(
+                    f"onto's input #{base + j} must be output #{k} itself (the buffer it "
+                    "accumulates onto)"
+                )
+        flag = self.ins[-1].type
+        if elem_of(flag) != i1 or shape_of(flag) not in ((), (1,)):
+            raise VerifyException(f"onto's reset flag must be a memref<1xi1>, got {flag}")
 
     @abstractmethod
     def infer_shapes(self) -> list[tuple[int, ...]]:
@@ -151,10 +229,12 @@ class TrainingComputeOp(IRDLOperation, ABC):
             )
 
     def verify_(self) -> None:
+        self.verify_onto()
         lo, hi = self.N_INS
-        if not lo <= len(self.ins) <= hi:
+        n_ins = len(self.base_ins())
+        if not lo <= n_ins <= hi:
             want = str(lo) if lo == hi else f"{lo} to {hi}"
-            raise VerifyException(f"expects {want} inputs, got {len(self.ins)}")
+            raise VerifyException(f"expects {want} inputs, got {n_ins}")
         if len(self.outs) and len(self.res):
             raise VerifyException(
                 "has both outs (buffer form) and results (tensor form): use one form"

@@ -265,17 +265,23 @@ class Conv2dGradOp(ConvOp, ListedGradsOp):
         if grads == ["dX"]:
             # X is not read: its shape is dX's, and the dX tile stands in
             sp = g.space(roles, reduction, accumulate=frozenset(reduction & {CONV_M}))
-            return dataclasses.replace(sp, unread=((self.X_IN, 0),))
+            return self.onto_space(dataclasses.replace(sp, unread=((self.X_IN, 0),)))
         if "dX" not in grads:
             acc = frozenset({CONV_N, CONV_OH, CONV_OW})
             sp = g.space(roles, reduction, spatial=True, accumulate=acc)
             if grads[0] == "dW":  # W is not read: the dW tile stands in
                 sp = dataclasses.replace(sp, unread=((self.W_IN, 0),))
-            return sp
-        return g.space(roles, reduction)
+            return self.onto_space(sp)
+        return self.onto_space(g.space(roles, reduction))
 
     def accumulable(self) -> set[int]:
         return set(range(self.n_outs()))
+
+    def ontoable(self) -> set[int]:
+        """dW: the weight kernel adds the buffer at its store. Not dB: it
+        does not index the input channels and taps, whose tiles would each
+        add the buffer again (the kernel can: reset_dB)."""
+        return {k for k, s in enumerate(self.grads()) if s == "dW"}
 
     def split(self) -> list[Conv2dGradOp]:
         """Buffer form with dX and dW or dB: one op for dX and one for the
@@ -284,11 +290,20 @@ class Conv2dGradOp(ConvOp, ListedGradsOp):
         grads = self.grads()
         if "dX" not in grads or len(grads) == 1 or not self.is_buffer_form:
             return [self]
-        props = {k: p for k, p in self.properties.items() if k != "operandSegmentSizes"}
+        props = {
+            k: p for k, p in self.properties.items() if k not in ("operandSegmentSizes", "onto")
+        }
+        onto = self.onto_outputs()
         out: list[Conv2dGradOp] = []
         for names in (["dX"], grads[1:]):
             p = dict(props)
             p["outputs"] = ArrayAttr([StringAttr(n) for n in names])
-            outs = [self.outs[grads.index(n)] for n in names]
-            out.append(Conv2dGradOp(list(self.ins), (), outs, properties=p))
+            pos = [grads.index(n) for n in names]
+            outs = [self.outs[k] for k in pos]
+            ins = self.base_ins()
+            mine = [j for j, k in enumerate(pos) if k in onto]
+            if mine:  # accumulate-fuse's buffers (outputs) and flag go along
+                p["onto"] = DenseArrayBase.from_list(i64, mine)
+                ins += [outs[j] for j in mine] + [self.ins[-1]]
+            out.append(Conv2dGradOp(ins, (), outs, properties=p))
         return out

@@ -216,7 +216,10 @@ class TransposeOp(TrainingComputeOp, NoAliasing, IterationSpaceInterface):
         out = tuple(shape_of(self.ins[0].type)[p] for p in perm)
         x_idx: list[int | None] = [perm.index(i) for i in range(len(perm))]
         maps = (_dims_map(len(out), x_idx), AffineMap.identity(len(out)))
-        return IterationSpace(out, maps, frozenset())
+        return self.onto_space(IterationSpace(out, maps, frozenset()))
+
+    def ontoable(self) -> set[int]:
+        return {0}
 
 
 def reshape_groups(x: Sequence[int], y: Sequence[int]) -> list[tuple[list[int], list[int]]]:

@@ -58,7 +58,12 @@ class GemmOp(TrainingComputeOp, IterationSpaceInterface):
         return {0}
 
     def finishes(self) -> bool:
-        return len(self.ins) == 3 or self.alpha.value.data != 1.0
+        return len(self.base_ins()) == 3 or self.alpha.value.data != 1.0
+
+    def ontoable(self) -> set[int]:
+        """Y, when the sums are the result (no alpha, no C): the kernel adds
+        the buffer at its store (K tiles after the first go on from Y)."""
+        return set() if self.finishes() else {0}
 
     def verify_(self) -> None:
         super().verify_()
@@ -71,7 +76,7 @@ class GemmOp(TrainingComputeOp, IterationSpaceInterface):
 
     def infer_shapes(self) -> list[tuple[int, ...]]:
         m, n, _ = self.mnk()
-        if len(self.ins) == 3:
+        if len(self.base_ins()) == 3:
             c = shape_of(self.ins[2].type)
             if len(c) > 2 or broadcast_shapes(c, (m, n)) != (m, n):
                 raise VerifyException(
@@ -85,7 +90,7 @@ class GemmOp(TrainingComputeOp, IterationSpaceInterface):
         a = (d(2), d(0)) if self.trans_a is not None else (d(0), d(2))
         b = (d(1), d(2)) if self.trans_b is not None else (d(2), d(1))
         maps = [AffineMap(3, 0, a), AffineMap(3, 0, b)]
-        if len(self.ins) == 3:
+        if len(self.base_ins()) == 3:
             c = shape_of(self.ins[2].type)
             maps.append(
                 _dims_map(
@@ -97,8 +102,10 @@ class GemmOp(TrainingComputeOp, IterationSpaceInterface):
                 )
             )
         maps.append(_dims_map(3, [0, 1]))
-        return IterationSpace(
-            (m, n, k), tuple(maps), frozenset(), frozenset({2}), accumulate=frozenset({2})
+        return self.onto_space(
+            IterationSpace(
+                (m, n, k), tuple(maps), frozenset(), frozenset({2}), accumulate=frozenset({2})
+            )
         )
 
 
@@ -113,6 +120,9 @@ class MatmulOp(TrainingComputeOp, IterationSpaceInterface):
     def accumulable(self) -> set[int]:
         return {0}
 
+    def ontoable(self) -> set[int]:
+        return {0}
+
     def infer_shapes(self) -> list[tuple[int, ...]]:
         a, b = (shape_of(t) for t in self.in_types())
         m, n, _ = gemm_shapes(a, b, False, False)
@@ -121,8 +131,10 @@ class MatmulOp(TrainingComputeOp, IterationSpaceInterface):
     def iteration_space(self) -> IterationSpace:
         a, b = (shape_of(t) for t in self.in_types())
         maps = (_dims_map(3, [0, 2]), _dims_map(3, [2, 1]), _dims_map(3, [0, 1]))
-        return IterationSpace(
-            (a[0], b[1], a[1]), maps, frozenset(), frozenset({2}), accumulate=frozenset({2})
+        return self.onto_space(
+            IterationSpace(
+                (a[0], b[1], a[1]), maps, frozenset(), frozenset({2}), accumulate=frozenset({2})
+            )
         )
 
 

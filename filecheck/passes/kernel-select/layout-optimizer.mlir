@@ -17,11 +17,23 @@ func.func @reduce(%y: memref<3x5xf32, "L2">, %r: memref<5xf32, "L2">, %a: memref
   func.return
 }
 
-// transpose: shape and perm padded to 6 with 0
+// transpose: shape and perm padded to 6 with 0; no gradient buffer to
+// accumulate onto: no acc_reset (NULL)
 // CHECK-LABEL: func.func @transpose
 // CHECK-NEXT:    kernel.call @dm_transpose_fp32 dm_transpose_args_t {X = %a, Y = %t, rank = 3, shape = [2, 3, 4, 0, 0, 0], perm = [2, 0, 1, 0, 0, 0]} note "training.transpose" : memref<2x3x4xf32, "L2">, memref<4x2x3xf32, "L1">
 func.func @transpose(%a: memref<2x3x4xf32, "L2">, %t: memref<4x2x3xf32, "L1">) {
   training.transpose ins(%a : memref<2x3x4xf32, "L2">) outs(%t : memref<4x2x3xf32, "L1">) {perm = array<i64: 2, 0, 1>}
+  func.return
+}
+
+// a transpose fused with its accumulation (accumulate-fuse: onto = [0], ins
+// X, the buffer %t, the flag %reset): Y is the buffer, acc_reset the flag
+// (the kernel adds Y's old value unless reset[0] is set); the buffer input
+// has no field of its own (it is Y)
+// CHECK-LABEL: func.func @transpose_onto
+// CHECK-NEXT:    kernel.call @dm_transpose_fp32 dm_transpose_args_t {X = %a, Y = %t, rank = 2, shape = [2, 3, 0, 0, 0, 0], perm = [1, 0, 0, 0, 0, 0], acc_reset = %reset} note "training.transpose" : memref<2x3xf32, "L2">, memref<3x2xf32, "L1">, memref<1xi1, "L2">
+func.func @transpose_onto(%a: memref<2x3xf32, "L2">, %t: memref<3x2xf32, "L1">, %reset: memref<1xi1, "L2">) {
+  training.transpose ins(%a, %t, %reset : memref<2x3xf32, "L2">, memref<3x2xf32, "L1">, memref<1xi1, "L2">) outs(%t : memref<3x2xf32, "L1">) {perm = array<i64: 1, 0>, onto = array<i64: 0>}
   func.return
 }
 
