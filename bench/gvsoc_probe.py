@@ -610,6 +610,98 @@ def layernorm(rows: int, cols: int, label: str) -> KernelCase:
     )
 
 
+def layernorm_grad(rows: int, cols: int, label: str) -> KernelCase:
+    """dX of a layer norm (the forward's mean and inv_std given, as a step
+    passes them)."""
+    decl = (
+        "dm_layernorm_grad_args_t a = {0};\n"
+        f"a.dY = l1f({rows * cols}u, 1); a.X = l1f({rows * cols}u, 2); a.scale = l1f({cols}u, 3);\n"
+        f"a.mean = l1f({rows}u, 4); a.inv_std = l1f({rows}u, 5); a.dX = l1f({rows * cols}u, 6);\n"
+        f"a.rows = {rows}; a.cols = {cols}; a.epsilon = 1e-5f;\n"
+    )
+    return KernelCase(
+        "layernorm grad dX",
+        "reduce",
+        "layernorm",
+        f"{label} {rows}x{cols}",
+        rows * cols,
+        "dm_layernorm_grad_fp32",
+        decl,
+        0,
+        rows * cols,
+    )
+
+
+def layernorm_grad_params(rows: int, cols: int, label: str) -> KernelCase:
+    decl = (
+        "dm_layernorm_grad_params_args_t a = {0};\n"
+        f"a.dY = l1f({rows * cols}u, 1); a.X = l1f({rows * cols}u, 2);\n"
+        f"a.mean = l1f({rows}u, 3); a.inv_std = l1f({rows}u, 4);\n"
+        f"a.dScale = l1f({cols}u, 5); a.dBias = l1f({cols}u, 6);\n"
+        f"a.rows = {rows}; a.cols = {cols};\n"
+    )
+    return KernelCase(
+        "layernorm grad dScale dBias",
+        "reduce",
+        "layernorm",
+        f"{label} {rows}x{cols}",
+        rows * cols,
+        "dm_layernorm_grad_params_fp32",
+        decl,
+        0,
+        2 * cols,
+    )
+
+
+def reduce_sum(shape: tuple[int, ...], mask: int, label: str = "") -> KernelCase:
+    """ReduceSum of a `shape` tensor over the dims whose bit is in `mask`."""
+    size = 1
+    for d in shape:
+        size *= d
+    outs = 1
+    for i, d in enumerate(shape):
+        outs *= 1 if mask >> i & 1 else d
+    decl = (
+        "dm_reduce_args_t a = {0};\n"
+        f"a.X = l1f({size}u, 1); a.Y = l1f({outs}u, 2); a.rank = {len(shape)};"
+        f" a.reduce_mask = {mask};\n"
+        + "".join(f"a.shape[{i}] = {d}; " for i, d in enumerate(shape))
+        + "\n"
+    )
+    dims = "x".join(map(str, shape))
+    return KernelCase(
+        "reduce_sum",
+        "reduce",
+        "reduce",
+        f"{label} {dims} mask {mask}".strip(),
+        size,
+        "dm_reduce_sum_fp32",
+        decl,
+        0,
+        outs,
+    )
+
+
+def softmax_grad(rows: int, cols: int, label: str) -> KernelCase:
+    decl = (
+        "dm_softmax_grad_args_t a = {0};\n"
+        f"a.dY = l1f({rows * cols}u, 1); a.Y = l1f({rows * cols}u, 2);"
+        f" a.dX = l1f({rows * cols}u, 3);\n"
+        f"a.outer = {rows}; a.len = {cols}; a.inner = 1;\n"
+    )
+    return KernelCase(
+        "softmax grad",
+        "loss",
+        "softmax",
+        f"{label} {rows}x{cols}",
+        rows * cols,
+        "dm_softmax_grad_fp32",
+        decl,
+        0,
+        rows * cols,
+    )
+
+
 def softmax(rows: int, cols: int, label: str) -> KernelCase:
     decl = (
         "dm_softmax_args_t a = {0};\n"
