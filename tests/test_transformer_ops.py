@@ -781,6 +781,34 @@ def test_kernel_gelu_and_softmax_bits(lib: Lib) -> None:
     assert (ys.check().view(np.uint32) == (e / s).view(np.uint32)).all()
 
 
+RNG_DIV = np.random.default_rng(1931)
+
+
+def test_kernel_softmax_division_bits(lib: Lib) -> None:
+    """softmax.c divides a row by its sum with one division and two
+    multiply-adds per element (dm_rows.h dm_div_by): the bits of the
+    division e / s itself, for exps over the whole float range: 1 down to
+    the subnormals and 0 (x - max in [-110, 0]; below 2^-100 the division is
+    taken), sums from 1 to 64, rows whose sum has an all-ones or a power-of-
+    two significand, and a row holding -inf."""
+    f = np.float32
+    rows, cols = 41, 64
+    x = (RNG_DIV.uniform(-110.0, 0.0, (rows, cols))).astype(f)
+    x[0] = 0.0  # sum 64: a power of two
+    x[1, 1:] = -200.0  # sum 1 + 0s: exps that underflow to 0
+    x[2, 5] = -np.inf
+    x[3, :3] = 0.0  # a few ones among tiny exps
+    x[4] = np.linspace(-1.0, 0.0, cols, dtype=f)  # exps all near 1: no fallback
+    ys = Guarded((rows, cols))
+    lib.run("dm_softmax_fp32", Softmax(p(x), ys.ptr, rows, cols, 1))
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        e = mathf_model.expf(x - x.max(axis=1, keepdims=True))
+    s = np.cumsum(e, axis=1, dtype=f)[:, -1:]
+    want = e / s
+    assert (e[:, :] < f(2.0**-100)).any() and (e > f(0.5)).sum() > cols
+    assert (ys.check().view(np.uint32) == want.view(np.uint32)).all()
+
+
 @pytest.mark.parametrize(
     ("shape", "perm"),
     [
