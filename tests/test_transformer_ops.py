@@ -721,6 +721,52 @@ def test_kernel_layer_norm_and_grads(lib: Lib, bias: bool) -> None:
     np.testing.assert_allclose(only.check(), wants[2], rtol=1e-5, atol=1e-5)
 
 
+def _seq_sum(v: np.ndarray, axis: int) -> np.ndarray:
+    """float32 sums along `axis`, the elements added one by one in order."""
+    return np.take(np.cumsum(v, axis=axis, dtype=np.float32), -1, axis=axis)
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(9, 22), (5, 64), (3, 3)])
+def test_kernel_layer_norm_bits(lib: Lib, rows: int, cols: int) -> None:
+    """layernorm.c's float operations in their order (sums one element after
+    the other, as the header documents), rebuilt in numpy: the same bits for
+    the forward, dX and dScale / dBias; cols with and without a remainder
+    of 4 (the loops take 4 columns a step), dScale's columns split over the
+    cores in blocks of 4 and a tail."""
+    f = np.float32
+    x, s, b, dy = rand(rows, cols) * 2 + 1, rand(cols), rand(cols), rand(rows, cols)
+    n, eps = f(cols), f(1e-5)
+    m = _seq_sum(x, 1) / n
+    d = x - m[:, None]
+    inv = f(1) / np.sqrt(_seq_sum(d * d, 1) / n + eps)
+    xhat = (x - m[:, None]) * inv[:, None]
+    want_y = xhat * s + b
+    g = dy * s
+    mean_g, mean_gx = _seq_sum(g, 1) / n, _seq_sum(g * xhat, 1) / n
+    want_dx = inv[:, None] * ((g - mean_g[:, None]) - xhat * mean_gx[:, None])
+    want_ds, want_db = _seq_sum(dy * xhat, 0), _seq_sum(dy, 0)
+    y, mean, iv = Guarded((rows, cols)), Guarded((rows,)), Guarded((rows,))
+    lib.run(
+        "dm_layernorm_fp32", LayerNorm(p(x), p(s), p(b), y.ptr, mean.ptr, iv.ptr, rows, cols, eps)
+    )
+    np.testing.assert_array_equal(mean.check(), m)
+    np.testing.assert_array_equal(iv.check(), inv)
+    np.testing.assert_array_equal(y.check(), want_y)
+    dx = Guarded((rows, cols))
+    lib.run(
+        "dm_layernorm_grad_fp32",
+        LayerNormGrad(p(dy), p(x), p(s), p(m), p(inv), dx.ptr, rows, cols, eps),
+    )
+    np.testing.assert_array_equal(dx.check(), want_dx)
+    ds, db = Guarded((cols,)), Guarded((cols,))
+    lib.run(
+        "dm_layernorm_grad_params_fp32",
+        LayerNormParams(p(dy), p(x), p(m), p(inv), ds.ptr, db.ptr, rows, cols, 0),
+    )
+    np.testing.assert_array_equal(ds.check(), want_ds)
+    np.testing.assert_array_equal(db.check(), want_db)
+
+
 def test_kernel_layer_norm_params_add_up_split_rows(lib: Lib) -> None:
     """acc: dScale and dBias continue their sums from the outputs' values,
     so the rows split in two consecutive parts (the second call adding) give
