@@ -70,13 +70,15 @@ DM_INLINE float dm_row_sum(float acc, const float *x, uint32_t n)
  * q0 = y r, e = y - q0 d by fmaf (exact), q = q0 + e r by fmaf rounds to the
  * correctly rounded y / d (Markstein's theorem: r within half an ulp of
  * 1 / d, q0 within an ulp of y / d); e is exact only while q0 is not too
- * small, so |q0| < 2^-100 takes the division itself. Any other d (inf, NaN,
- * below 1): the division for every element. tests/test_rows_div.py checks
- * the bits against the division. */
+ * small, so |q0| < 2^-100 takes the division itself, and so do an infinite
+ * or NaN q0 (y infinite or NaN). Any other d (inf, NaN, below 1): the
+ * division for every element. test_kernel_softmax_division_bits
+ * (tests/test_transformer_ops.py) checks the bits against the division. */
 DM_INLINE float dm_div_by(float y, float d, float r)
 {
     const float q0 = y * r;
-    if ((dm_f2u(q0) & 0x7fffffffu) < 0x0d800000u) return y / d; /* |q0| < 2^-100 */
+    /* |q0| < 2^-100, or q0 infinite or NaN: the division */
+    if ((dm_f2u(q0) & 0x7fffffffu) - 0x0d800000u >= 0x7f800000u - 0x0d800000u) return y / d;
     return fmaf(fmaf(-q0, d, y), r, q0);
 }
 
