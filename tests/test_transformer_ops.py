@@ -721,11 +721,6 @@ def test_kernel_layer_norm_and_grads(lib: Lib, bias: bool) -> None:
     np.testing.assert_allclose(only.check(), wants[2], rtol=1e-5, atol=1e-5)
 
 
-def _seq_sum(v: np.ndarray, axis: int) -> np.ndarray:
-    """float32 sums along `axis`, the elements added one by one in order."""
-    return np.take(np.cumsum(v, axis=axis, dtype=np.float32), -1, axis=axis)
-
-
 @pytest.mark.parametrize(("rows", "cols"), [(9, 22), (5, 64), (3, 3)])
 def test_kernel_layer_norm_bits(lib: Lib, rows: int, cols: int) -> None:
     """layernorm.c's float operations in their order (sums one element after
@@ -827,7 +822,26 @@ def test_kernel_gelu_and_softmax_bits(lib: Lib) -> None:
     assert (ys.check().view(np.uint32) == (e / s).view(np.uint32)).all()
 
 
+def _seq_sum(v: np.ndarray, axis: int) -> np.ndarray:
+    """float32 sums along `axis`, the elements added one by one in order."""
+    return np.take(np.cumsum(v, axis=axis, dtype=np.float32), -1, axis=axis)
+
+
 RNG_DIV = np.random.default_rng(1931)
+
+
+@pytest.mark.parametrize(("outer", "n", "inner"), [(9, 13, 1), (5, 64, 1), (2, 7, 3)])
+def test_kernel_softmax_grad_bits(lib: Lib, outer: int, n: int, inner: int) -> None:
+    """softmax_grad's operations in order, rebuilt in numpy: s the sum of
+    dY * Y along the line, one product after the other, then Y * (dY - s)
+    (contiguous lines take 4 elements a step: the same bits)."""
+    y = rand(outer, n, inner) * 0.5 + 0.5
+    dy = rand(outer, n, inner)
+    s = _seq_sum(dy * y, 1)
+    want = y * (dy - s[:, None, :])
+    dx = Guarded((outer, n, inner))
+    lib.run("dm_softmax_grad_fp32", SoftmaxGrad(p(dy), p(y), dx.ptr, outer, n, inner))
+    np.testing.assert_array_equal(dx.check(), want)
 
 
 def test_kernel_softmax_division_bits(lib: Lib) -> None:
