@@ -98,7 +98,23 @@ def kernel_cases() -> list[P.KernelCase]:
         P.sce(64, 10),
         P.sigmoid(64 * 128, "CCT-sized"),
     ]
-    return cases + cct_data_cases()
+    return cases + cct_data_cases() + cct_row_cases()
+
+
+def cct_row_cases() -> list[P.KernelCase]:
+    """The published CCT's reductions and row kernels at the shapes its step
+    (double-128000) calls them, as `python bench/step_kernels.py DIR` lists
+    a lowered step's calls: the bias gradients' reduce_sum over 64 tokens
+    (12 calls a step), the attention's softmax and its gradient over 128
+    rows of 64, the layer norm's gradients (5 each)."""
+    return [
+        P.reduce_sum((1, 64, 64), 3, "CCT bias grad"),
+        P.softmax(128, 64, "CCT attention"),
+        P.softmax_grad(128, 64, "CCT attention"),
+        P.layernorm_grad_dx(64, 128, "CCT"),
+        P.layernorm_grad_params(64, 128, "CCT"),
+        P.maxpool_k(64, 16, 3, 2, 1, "CCT tokenizer 2 (step tile)"),
+    ]
 
 
 def cct_data_cases() -> list[P.KernelCase]:

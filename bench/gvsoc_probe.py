@@ -664,7 +664,7 @@ def layernorm_grad(rows: int, cols: int, label: str) -> KernelCase:
     )
 
 
-def reduce_sum(shape: tuple[int, ...], mask: int) -> KernelCase:
+def reduce_sum(shape: tuple[int, ...], mask: int, label: str = "") -> KernelCase:
     """ReduceSum of X `shape` over the dims whose bit is set in `mask` (bit
     d: dim d, outermost first); "MACs" are the input elements, parallel
     over the outputs."""
@@ -685,12 +685,75 @@ def reduce_sum(shape: tuple[int, ...], mask: int) -> KernelCase:
         "reduce_sum",
         "reduce_sum",
         "reduce",
-        "x".join(map(str, shape)) + f" mask {mask}",
+        (f"{label} " if label else "") + "x".join(map(str, shape)) + f" mask {mask}",
         size,
         "dm_reduce_sum_fp32",
         decl,
         outs,
         outs,
+    )
+
+
+def layernorm_grad_dx(rows: int, cols: int, label: str) -> KernelCase:
+    """dX of a layer norm alone (the forward's mean and inv_std given, as a
+    step passes them)."""
+    decl = (
+        "dm_layernorm_grad_args_t a = {0};\n"
+        f"a.dY = l1f({rows * cols}u, 1); a.X = l1f({rows * cols}u, 2); a.scale = l1f({cols}u, 3);\n"
+        f"a.mean = l1f({rows}u, 4); a.inv_std = l1f({rows}u, 5); a.dX = l1f({rows * cols}u, 6);\n"
+        f"a.rows = {rows}; a.cols = {cols}; a.epsilon = 1e-5f;\n"
+    )
+    return KernelCase(
+        "layernorm grad dX",
+        "norm_grad",
+        "layernorm",
+        f"{label} {rows}x{cols}",
+        rows * cols,
+        "dm_layernorm_grad_fp32",
+        decl,
+        0,
+        rows * cols,
+    )
+
+
+def layernorm_grad_params(rows: int, cols: int, label: str) -> KernelCase:
+    decl = (
+        "dm_layernorm_grad_params_args_t a = {0};\n"
+        f"a.dY = l1f({rows * cols}u, 1); a.X = l1f({rows * cols}u, 2);\n"
+        f"a.mean = l1f({rows}u, 3); a.inv_std = l1f({rows}u, 4);\n"
+        f"a.dScale = l1f({cols}u, 5); a.dBias = l1f({cols}u, 6);\n"
+        f"a.rows = {rows}; a.cols = {cols};\n"
+    )
+    return KernelCase(
+        "layernorm grad dScale dBias",
+        "norm_grad",
+        "layernorm",
+        f"{label} {rows}x{cols}",
+        rows * cols,
+        "dm_layernorm_grad_params_fp32",
+        decl,
+        0,
+        2 * cols,
+    )
+
+
+def softmax_grad(rows: int, cols: int, label: str) -> KernelCase:
+    decl = (
+        "dm_softmax_grad_args_t a = {0};\n"
+        f"a.dY = l1f({rows * cols}u, 1); a.Y = l1f({rows * cols}u, 2);"
+        f" a.dX = l1f({rows * cols}u, 3);\n"
+        f"a.outer = {rows}; a.len = {cols}; a.inner = 1;\n"
+    )
+    return KernelCase(
+        "softmax grad",
+        "loss",
+        "softmax",
+        f"{label} {rows}x{cols}",
+        rows * cols,
+        "dm_softmax_grad_fp32",
+        decl,
+        0,
+        rows * cols,
     )
 
 

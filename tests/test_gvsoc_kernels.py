@@ -1,6 +1,7 @@
 """runtime_c's kernels on GVSoC siracusa's 8-core cluster, in parallel: gemm
 (and the transposed forms its gradients use), conv2d and its input and weight
-gradients (the general and the depthwise 3x3 paths), on ragged sizes (no
+gradients (the general and the depthwise 3x3 paths), softmax (its division
+by multiply-adds), reduce_sum's column sums and layer norm, on ragged sizes (no
 dimension a multiple of the team), at 1, 2, 3 and 8 cores, each twice with
 the team's cores started in two different orders
 (runtime_c/gvsoc's dm_gvsoc_fork_delay: core i starts i*D, then (7-i)*D,
@@ -37,6 +38,11 @@ K_CUTS = (4, 5)
 CB, CI, CH, CW, CO = 2, 3, 9, 7, 5
 # depthwise (groups = channels), 3x3, stride 1, pad 1: two 8-column tiles that overlap
 DB, DC, DH, DW = 2, 3, 9, 11
+# softmax rows x len; reduce_sum over dim 0 of R0 x R1 x R2 (column sums);
+# layer norm rows x cols (a remainder of 2 past the 4-column steps)
+SR, SL = 9, 13
+R0, R1, R2 = 6, 2, 19
+LR, LC = 7, 22
 
 
 GLOBALS = r"""
@@ -129,6 +135,22 @@ BODY = r"""
             dg.dX = NULL; dg.dW = Y; dg.dB = &Y[%(DC)d * 9];
             poison(); pi_cl_team_fork(n, dm_conv2d_grad_weight_fp32, &dg);
             dump("dw_dw", n, order, Y, %(DC)d * 9 + %(DC)d);
+            /* softmax (the division by fmaf), reduce_sum's column path, layer norm */
+            dm_softmax_args_t sm = {0};
+            sm.X = sX; sm.Y = Y; sm.outer = %(SR)d; sm.len = %(SL)d; sm.inner = 1;
+            poison(); pi_cl_team_fork(n, dm_softmax_fp32, &sm);
+            dump("softmax", n, order, Y, %(SR)d * %(SL)d);
+            dm_reduce_args_t rd = {0};
+            rd.X = rX; rd.Y = Y; rd.rank = 3; rd.reduce_mask = 1;
+            rd.shape[0] = %(R0)d; rd.shape[1] = %(R1)d; rd.shape[2] = %(R2)d;
+            poison(); pi_cl_team_fork(n, dm_reduce_sum_fp32, &rd);
+            dump("reduce_cols", n, order, Y, %(R1)d * %(R2)d);
+            dm_layernorm_args_t ln = {0};
+            ln.X = lX; ln.scale = lS; ln.bias = lB; ln.Y = Y;
+            ln.mean = &Y[%(LR)d * %(LC)d]; ln.inv_std = &Y[%(LR)d * %(LC)d + %(LR)d];
+            ln.rows = %(LR)d; ln.cols = %(LC)d; ln.epsilon = 1e-5f;
+            poison(); pi_cl_team_fork(n, dm_layernorm_fp32, &ln);
+            dump("layernorm", n, order, Y, %(LR)d * %(LC)d + 2 * %(LR)d);
 """
 
 
@@ -157,6 +179,13 @@ def _program() -> str:
             c_floats("dWt", RNG.standard_normal((DC, 1, 3, 3)).astype(np.float32)),
             c_floats("dBias", RNG.standard_normal(DC).astype(np.float32)),
             c_floats("ddY", RNG.standard_normal((DB, DC, DH, DW)).astype(np.float32)),
+            # exps from 1 down to the subnormals (softmax's division path and
+            # its fallback below 2^-100)
+            c_floats("sX", RNG.uniform(-110.0, 0.0, (SR, SL)).astype(np.float32)),
+            c_floats("rX", RNG.standard_normal((R0, R1, R2)).astype(np.float32)),
+            c_floats("lX", (RNG.standard_normal((LR, LC)) * 2 + 1).astype(np.float32)),
+            c_floats("lS", RNG.standard_normal(LC).astype(np.float32)),
+            c_floats("lB", RNG.standard_normal(LC).astype(np.float32)),
         ]
     )
     ysize = max(
@@ -180,6 +209,13 @@ def _program() -> str:
         "DC": DC,
         "DH": DH,
         "DW": DW,
+        "SR": SR,
+        "SL": SL,
+        "R0": R0,
+        "R1": R1,
+        "R2": R2,
+        "LR": LR,
+        "LC": LC,
     }
     return team_program("dm_kernels.h", GLOBALS % subs, BODY % subs)
 
@@ -187,7 +223,7 @@ def _program() -> str:
 def test_kernels_parallel_same_bits_as_host_no_race(tmp_path: Path) -> None:
     host_out, text = run_host_and_gvsoc(tmp_path, _program())
     want = results(host_out)
-    assert len(want) == RUNS * 14
+    assert len(want) == RUNS * 17
     got = results(text)
     assert set(got) == set(want)
     for key, bits in want.items():

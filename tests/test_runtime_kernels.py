@@ -1240,6 +1240,14 @@ REDUCE_CASES = [
     ((2, 3, 4, 5), (0, 2, 3)),
     ((3, 2, 5, 4), (0, 1, 2)),
     ((4, 1, 3, 2), (1, 2)),
+    # the column path (innermost dim kept): blocks of 4 outputs and a tail,
+    # one reduced dim after merging (the CCT's bias gradients) and two
+    ((1, 64, 64), (0, 1)),
+    ((9, 7), (0,)),
+    ((3, 10, 2, 6), (0, 2)),
+    # nothing reduced but a size-1 dim; a contiguous row after merging
+    ((5, 1, 12), (1,)),
+    ((4, 8, 3), (1, 2)),
 ]
 
 
@@ -1254,6 +1262,17 @@ def test_reduce_sum(rt: Runtime, shape, axes) -> None:
     np.testing.assert_allclose(y[:size].reshape(want.shape), want, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(y[:size], reduce_in_order(x, axes))
     assert y[size] == 7.0
+
+
+def test_reduce_sum_columns_any_team(rt: Runtime) -> None:
+    """the column path's blocks follow each core's chunk of the outputs,
+    whatever its length and start (a block never crosses a chunk's end)"""
+    x = f32(6, 2, 19)
+    for cores in range(1, rt.cores + 1):
+        y = np.full(39, 7.0, np.float32)
+        rt.run("dm_reduce_sum_fp32", ReduceArgs(ptr(x), ptr(y), 3, u32x4(x.shape), 1), cores)
+        np.testing.assert_array_equal(y[:38], reduce_in_order(x, (0,)))
+        assert y[38] == 7.0
 
 
 # ---------------------------------------------------------------- optimizer

@@ -721,6 +721,47 @@ def test_kernel_layer_norm_and_grads(lib: Lib, bias: bool) -> None:
     np.testing.assert_allclose(only.check(), wants[2], rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize(("rows", "cols"), [(9, 22), (5, 64), (3, 3)])
+def test_kernel_layer_norm_bits(lib: Lib, rows: int, cols: int) -> None:
+    """layernorm.c's float operations in their order (sums one element after
+    the other, as the header documents), rebuilt in numpy: the same bits for
+    the forward, dX and dScale / dBias; cols with and without a remainder
+    of 4 (the loops take 4 columns a step), dScale's columns split over the
+    cores in blocks of 4 and a tail."""
+    f = np.float32
+    x, s, b, dy = rand(rows, cols) * 2 + 1, rand(cols), rand(cols), rand(rows, cols)
+    n, eps = f(cols), f(1e-5)
+    m = _seq_sum(x, 1) / n
+    d = x - m[:, None]
+    inv = f(1) / np.sqrt(_seq_sum(d * d, 1) / n + eps)
+    xhat = (x - m[:, None]) * inv[:, None]
+    want_y = xhat * s + b
+    g = dy * s
+    mean_g, mean_gx = _seq_sum(g, 1) / n, _seq_sum(g * xhat, 1) / n
+    want_dx = inv[:, None] * ((g - mean_g[:, None]) - xhat * mean_gx[:, None])
+    want_ds, want_db = _seq_sum(dy * xhat, 0), _seq_sum(dy, 0)
+    y, mean, iv = Guarded((rows, cols)), Guarded((rows,)), Guarded((rows,))
+    lib.run(
+        "dm_layernorm_fp32", LayerNorm(p(x), p(s), p(b), y.ptr, mean.ptr, iv.ptr, rows, cols, eps)
+    )
+    np.testing.assert_array_equal(mean.check(), m)
+    np.testing.assert_array_equal(iv.check(), inv)
+    np.testing.assert_array_equal(y.check(), want_y)
+    dx = Guarded((rows, cols))
+    lib.run(
+        "dm_layernorm_grad_fp32",
+        LayerNormGrad(p(dy), p(x), p(s), p(m), p(inv), dx.ptr, rows, cols, eps),
+    )
+    np.testing.assert_array_equal(dx.check(), want_dx)
+    ds, db = Guarded((cols,)), Guarded((cols,))
+    lib.run(
+        "dm_layernorm_grad_params_fp32",
+        LayerNormParams(p(dy), p(x), p(m), p(inv), ds.ptr, db.ptr, rows, cols, 0),
+    )
+    np.testing.assert_array_equal(ds.check(), want_ds)
+    np.testing.assert_array_equal(db.check(), want_db)
+
+
 def test_kernel_layer_norm_params_add_up_split_rows(lib: Lib) -> None:
     """acc: dScale and dBias continue their sums from the outputs' values,
     so the rows split in two consecutive parts (the second call adding) give
@@ -779,6 +820,53 @@ def test_kernel_gelu_and_softmax_bits(lib: Lib) -> None:
     e = mathf_model.expf(xs - xs.max(axis=1, keepdims=True))
     s = np.cumsum(e, axis=1, dtype=f)[:, -1:]
     assert (ys.check().view(np.uint32) == (e / s).view(np.uint32)).all()
+
+
+def _seq_sum(v: np.ndarray, axis: int) -> np.ndarray:
+    """float32 sums along `axis`, the elements added one by one in order."""
+    return np.take(np.cumsum(v, axis=axis, dtype=np.float32), -1, axis=axis)
+
+
+RNG_DIV = np.random.default_rng(1931)
+
+
+@pytest.mark.parametrize(("outer", "n", "inner"), [(9, 13, 1), (5, 64, 1), (2, 7, 3)])
+def test_kernel_softmax_grad_bits(lib: Lib, outer: int, n: int, inner: int) -> None:
+    """softmax_grad's operations in order, rebuilt in numpy: s the sum of
+    dY * Y along the line, one product after the other, then Y * (dY - s)
+    (contiguous lines take 4 elements a step: the same bits)."""
+    y = rand(outer, n, inner) * 0.5 + 0.5
+    dy = rand(outer, n, inner)
+    s = _seq_sum(dy * y, 1)
+    want = y * (dy - s[:, None, :])
+    dx = Guarded((outer, n, inner))
+    lib.run("dm_softmax_grad_fp32", SoftmaxGrad(p(dy), p(y), dx.ptr, outer, n, inner))
+    np.testing.assert_array_equal(dx.check(), want)
+
+
+def test_kernel_softmax_division_bits(lib: Lib) -> None:
+    """softmax.c divides a row by its sum with one division and two
+    multiply-adds per element (dm_rows.h dm_div_by): the bits of the
+    division e / s itself, for exps over the whole float range: 1 down to
+    the subnormals and 0 (x - max in [-110, 0]; below 2^-100 the division is
+    taken), sums from 1 to 64, rows whose sum has an all-ones or a power-of-
+    two significand, and a row holding -inf."""
+    f = np.float32
+    rows, cols = 41, 64
+    x = (RNG_DIV.uniform(-110.0, 0.0, (rows, cols))).astype(f)
+    x[0] = 0.0  # sum 64: a power of two
+    x[1, 1:] = -200.0  # sum 1 + 0s: exps that underflow to 0
+    x[2, 5] = -np.inf
+    x[3, :3] = 0.0  # a few ones among tiny exps
+    x[4] = np.linspace(-1.0, 0.0, cols, dtype=f)  # exps all near 1: no fallback
+    ys = Guarded((rows, cols))
+    lib.run("dm_softmax_fp32", Softmax(p(x), ys.ptr, rows, cols, 1))
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        e = mathf_model.expf(x - x.max(axis=1, keepdims=True))
+    s = np.cumsum(e, axis=1, dtype=f)[:, -1:]
+    want = e / s
+    assert (e[:, :] < f(2.0**-100)).any() and (e > f(0.5)).sum() > cols
+    assert (ys.check().view(np.uint32) == want.view(np.uint32)).all()
 
 
 @pytest.mark.parametrize(

@@ -62,10 +62,34 @@ DM_INLINE float dm_row_sum(float acc, const float *x, uint32_t n)
     return acc;
 }
 
-/* y[k] = y[k] / d. */
+/* y[k] = y[k] / d, the bits of the division, for the price of one division
+ * per row: fdiv.s is one unit for the whole cluster on GVSoC siracusa (about
+ * 14 cycles a division, the 8 cores' divisions queue: 112 cycles each at 8
+ * cores, measured), a multiply-add is one of 4 FPUs' single-cycle ops.
+ * For 1 <= d <= 2^100 (r = 1 / d, rounded, is then a normal float):
+ * q0 = y r, e = y - q0 d by fmaf (exact), q = q0 + e r by fmaf rounds to the
+ * correctly rounded y / d (Markstein's theorem: r within half an ulp of
+ * 1 / d, q0 within an ulp of y / d); e is exact only while q0 is not too
+ * small, so |q0| < 2^-100 takes the division itself, and so do an infinite
+ * or NaN q0 (y infinite or NaN). Any other d (inf, NaN, below 1): the
+ * division for every element. test_kernel_softmax_division_bits
+ * (tests/test_transformer_ops.py) checks the bits against the division. */
+DM_INLINE float dm_div_by(float y, float d, float r)
+{
+    const float q0 = y * r;
+    /* |q0| < 2^-100, or q0 infinite or NaN: the division */
+    if ((dm_f2u(q0) & 0x7fffffffu) - 0x0d800000u >= 0x7f800000u - 0x0d800000u) return y / d;
+    return fmaf(fmaf(-q0, d, y), r, q0);
+}
+
 DM_INLINE void dm_row_div(float *y, uint32_t n, uint32_t stride, float d)
 {
-    for (uint32_t k = 0; k < n; k++) y[k * stride] = y[k * stride] / d;
+    if (!(d >= 1.0f && d <= 0x1p100f)) {
+        for (uint32_t k = 0; k < n; k++) y[k * stride] = y[k * stride] / d;
+        return;
+    }
+    const float r = 1.0f / d;
+    for (uint32_t k = 0; k < n; k++) y[k * stride] = dm_div_by(y[k * stride], d, r);
 }
 
 /* y[k] = v (contiguous). */
