@@ -91,6 +91,17 @@ class Operand:
             cut |= t[:, d] < dims[d]
         return ok
 
+    def runs(self, dims: Sequence[int], t: Combos) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """(contiguous runs of its tile in the whole buffer, elements per
+        run), per combination: a run spans the innermost dims while they are
+        whole, and the tile's extent of the first dim it cuts."""
+        run = np.ones(len(t), dtype=np.int64)
+        whole = np.ones(len(t), dtype=bool)  # every dim inside is whole
+        for d in reversed([d for d in self.dims if d is not None]):
+            run = np.where(whole, run * t[:, d], run)
+            whole &= t[:, d] == dims[d]
+        return self.tile_elems(t) // run, run
+
     def moves(self, dims: Sequence[int], t: Combos) -> NDArray[np.int64]:
         """Transfers per tile and combination: in, out, and in again when it
         accumulates (one of its `acc_dims` tiles)."""
@@ -368,11 +379,20 @@ class CostModel:
     kernel: Kernel | None = None
     #: the engine's setup and bandwidth per copy kind (`Engine.copies`)
     copies: tuple[tuple[str, int, float], ...] = ()
+    #: the engine moves each contiguous run of a tile as a transfer of its
+    #: own (`Engine.row_transfers`: the L3 RAM's row-by-row 2-D copies)
+    row_transfers: bool = False
 
     @staticmethod
     def of(engine: Engine) -> CostModel:
         """The model of a board's engine."""
-        return CostModel(engine.setup, engine.bandwidth, engine.issue, copies=engine.copies)
+        return CostModel(
+            engine.setup,
+            engine.bandwidth,
+            engine.issue,
+            copies=engine.copies,
+            row_transfers=engine.row_transfers,
+        )
 
     def _engine(self) -> Engine:
         return Engine(
@@ -414,12 +434,17 @@ class CostModel:
     ) -> NDArray[np.int64]:
         """The cycles of each combination's tile loop, an exact integer: per
         tile, the transfers of its operand tiles (halos included), each
-        `transfer` cycles."""
+        `transfer` cycles (with `row_transfers`, one transfer per contiguous
+        run of the tile)."""
         if self.kernel is not None:
             return self.schedule(dims, t, ops, hs)
         per_tile = np.zeros(len(t), dtype=np.int64)
         for o in ops:
-            per_tile += o.moves(dims, t) * self.transfer(o.tile_elems(t) * o.elem_bytes)
+            if self.row_transfers:
+                n, run = o.runs(dims, t)
+                per_tile += o.moves(dims, t) * n * self.transfer(run * o.elem_bytes)
+            else:
+                per_tile += o.moves(dims, t) * self.transfer(o.tile_elems(t) * o.elem_bytes)
         return tile_counts(dims, t, hs) * per_tile
 
     def schedule(
