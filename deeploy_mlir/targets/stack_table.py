@@ -15,7 +15,7 @@ KERNEL_PATHS: dict[str, int] = {
     "dm_adamw_fp32": 240,  # -O2
     "dm_avgpool2d_fp32": 160,  # -O2
     "dm_avgpool2d_grad_fp32": 176,  # -O2
-    "dm_batch_matmul_fp32": 320,  # -O3
+    "dm_batch_matmul_fp32": 304,  # -O3
     "dm_batchnorm_apply_fp32": 32,  # -O2
     "dm_batchnorm_grad_apply_fp32": 48,  # -O2
     "dm_batchnorm_grad_reduce_fp32": 32,  # -O2
@@ -26,7 +26,7 @@ KERNEL_PATHS: dict[str, int] = {
     "dm_concat_fp32": 32,  # -O2
     "dm_conv2d_fp32": 448,  # -O2
     "dm_conv2d_grad_input_fp32": 448,  # -O2
-    "dm_conv2d_grad_weight_fp32": 384,  # -O2
+    "dm_conv2d_grad_weight_fp32": 384,  # -O3
     "dm_copy": 144,  # -O2
     "dm_dma_copy_in": 208,  # -O3
     "dm_dma_copy_out": 208,  # -O3
@@ -36,7 +36,7 @@ KERNEL_PATHS: dict[str, int] = {
     "dm_gather_grad_fp32": 32,  # -O2
     "dm_gelu_fp32": 32,  # -O2
     "dm_gelu_grad_fp32": 96,  # -O2
-    "dm_gemm_fp32": 208,  # -O2
+    "dm_gemm_fp32": 192,  # -O2
     "dm_global_avgpool_fp32": 16,  # -O2
     "dm_global_avgpool_grad_fp32": 16,  # -O2
     "dm_gru_grad_params_fp32": 160,  # -O3
