@@ -851,6 +851,30 @@ def _bounded(got: np.ndarray, want64: np.ndarray, bound: np.ndarray, terms: int)
 
 @pytest.mark.parametrize("name", list(CONV_KERNEL_CASES))
 def test_conv_kernels_in_order_for_every_team(rt: Runtime, name: str) -> None:
+    _conv_in_order(rt, name)
+
+
+@pytest.fixture(scope="module")
+def rt_conv_zf(tmp_path_factory, probe_c: Path) -> Runtime:
+    """The runtime with conv's Zfinx register tiles (what clang builds for
+    -march=rv32imc_zfinx: DM_CONV_MB=2, 2 x DM_CONV_NB forward and input
+    gradient tiles, DM_CONV_WCB=2, 4 x 2 weight gradient tiles), 8 cores,
+    on the host."""
+    lib = tmp_path_factory.mktemp("rtconvzf") / "libdm_runtime_convzf.so"
+    defs = ["-DDM_CONV_MB=2u", "-DDM_CONV_WCB=2"]
+    _gcc(*CFLAGS, "-fPIC", "-shared", *defs, *INCS, *KERNELS, HOST, probe_c, "-o", lib, "-lm")
+    return Runtime(lib, 8)
+
+
+@pytest.mark.parametrize("name", list(CONV_KERNEL_CASES))
+def test_conv_zfinx_tiles_give_the_same_bits(rt_conv_zf: Runtime, name: str) -> None:
+    """Every conv path with the Zfinx tiles: the bits of the in-order
+    references (teams of 1, 2 and 8), and the split reductions (acc_*)."""
+    _conv_in_order(rt_conv_zf, name)
+    _conv_split_reductions(rt_conv_zf, name)
+
+
+def _conv_in_order(rt: Runtime, name: str) -> None:
     cfg = CONV_KERNEL_CASES[name]
     cg = cfg.c // cfg.groups
     oh, ow = cfg.out_hw()
@@ -899,6 +923,10 @@ def _grad_calls(
 
 @pytest.mark.parametrize("name", list(CONV_KERNEL_CASES))
 def test_conv_grads_add_up_split_reductions(rt: Runtime, name: str) -> None:
+    _conv_split_reductions(rt, name)
+
+
+def _conv_split_reductions(rt: Runtime, name: str) -> None:
     """acc_dX, acc_dW, acc_dB: a call that adds into its outputs continues
     their sums in order, so a reduction split in two consecutive parts, the
     second call adding, gives the same bits as one call (every team size):
