@@ -508,7 +508,7 @@ def test_gemm_ragged_sizes(rt: Runtime, ta: int, tb: int, m: int, n: int, k: int
 @pytest.fixture(scope="module")
 def rt_nr2(tmp_path_factory, probe_c: Path) -> Runtime:
     """The runtime with gemm's Zfinx micro-tile (4 x 2, DM_GEMM_NR=2) and
-    k unrolling (A B by 4, A^T B by 2): what clang builds for
+    k unrolling (A B and A^T B^T by 4, A^T B by 2): what clang builds for
     -march=rv32imc_zfinx, 8 cores, on the host."""
     lib = tmp_path_factory.mktemp("rtnr2") / "libdm_runtime_nr2.so"
     _gcc(
@@ -518,6 +518,7 @@ def rt_nr2(tmp_path_factory, probe_c: Path) -> Runtime:
         "-DDM_GEMM_NR=2u",
         "-DDM_GEMM_KU_AB=4u",
         "-DDM_GEMM_KU_ATB=2u",
+        "-DDM_GEMM_KU_ATBT=4u",
         *INCS,
         *KERNELS,
         HOST,
