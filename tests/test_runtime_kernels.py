@@ -507,14 +507,18 @@ def test_gemm_ragged_sizes(rt: Runtime, ta: int, tb: int, m: int, n: int, k: int
 
 @pytest.fixture(scope="module")
 def rt_nr2(tmp_path_factory, probe_c: Path) -> Runtime:
-    """The runtime with gemm's Zfinx micro-tile (4 x 2, DM_GEMM_NR=2: what
-    clang builds for -march=rv32imc_zfinx), 8 cores, on the host."""
+    """The runtime with gemm's Zfinx micro-tile (4 x 2, DM_GEMM_NR=2) and
+    k unrolling (A B and A^T B^T by 4, A^T B by 2): what clang builds for
+    -march=rv32imc_zfinx, 8 cores, on the host."""
     lib = tmp_path_factory.mktemp("rtnr2") / "libdm_runtime_nr2.so"
     _gcc(
         *CFLAGS,
         "-fPIC",
         "-shared",
         "-DDM_GEMM_NR=2u",
+        "-DDM_GEMM_KU_AB=4u",
+        "-DDM_GEMM_KU_ATB=2u",
+        "-DDM_GEMM_KU_ATBT=4u",
         *INCS,
         *KERNELS,
         HOST,
@@ -890,6 +894,10 @@ def _bounded(got: np.ndarray, want64: np.ndarray, bound: np.ndarray, terms: int)
 
 @pytest.mark.parametrize("name", list(CONV_KERNEL_CASES))
 def test_conv_kernels_in_order_for_every_team(rt: Runtime, name: str) -> None:
+    _conv_in_order(rt, name)
+
+
+def _conv_in_order(rt: Runtime, name: str, check_refs: bool = True) -> None:
     cfg = CONV_KERNEL_CASES[name]
     cg = cfg.c // cfg.groups
     oh, ow = cfg.out_hw()
@@ -898,12 +906,13 @@ def test_conv_kernels_in_order_for_every_team(rt: Runtime, name: str) -> None:
     y_want = conv_fwd_in_order(cfg, x, w, b)
     dx_want, dw_want = conv_dx_in_order(cfg, w, dy), conv_dw_in_order(cfg, x, dy)
     db_want = conv_db_in_order(dy)
-    y64, dx64, dw64, _ = conv_refs64(cfg, x, w, dy)
-    ay, adx, adw, _ = conv_refs64(cfg, np.abs(x), np.abs(w), np.abs(dy))
-    taps = cg * cfg.k[0] * cfg.k[1]
-    _bounded(y_want, y64 + (0 if b is None else b[None, :, None, None]), ay, taps)
-    _bounded(dx_want, dx64, adx, cfg.m // cfg.groups * cfg.k[0] * cfg.k[1])
-    _bounded(dw_want, dw64, adw, cfg.n * oh * ow)
+    if check_refs:
+        y64, dx64, dw64, _ = conv_refs64(cfg, x, w, dy)
+        ay, adx, adw, _ = conv_refs64(cfg, np.abs(x), np.abs(w), np.abs(dy))
+        taps = cg * cfg.k[0] * cfg.k[1]
+        _bounded(y_want, y64 + (0 if b is None else b[None, :, None, None]), ay, taps)
+        _bounded(dx_want, dx64, adx, cfg.m // cfg.groups * cfg.k[0] * cfg.k[1])
+        _bounded(dw_want, dw64, adw, cfg.n * oh * ow)
     for team in sorted({1, 2, rt.cores}):
         y = _guarded(y_want.shape)
         rt.run("dm_conv2d_fp32", ConvArgs(ptr(x), ptr(w), ptr(b), ptr(y), *cfg.geom()), team)
@@ -938,6 +947,10 @@ def _grad_calls(
 
 @pytest.mark.parametrize("name", list(CONV_KERNEL_CASES))
 def test_conv_grads_add_up_split_reductions(rt: Runtime, name: str) -> None:
+    _conv_split_reductions(rt, name)
+
+
+def _conv_split_reductions(rt: Runtime, name: str) -> None:
     """acc_dX, acc_dW, acc_dB: a call that adds into its outputs continues
     their sums in order, so a reduction split in two consecutive parts, the
     second call adding, gives the same bits as one call (every team size):
@@ -1344,3 +1357,25 @@ def test_every_team_size_gives_the_same_result(rt: Runtime) -> None:
     assert not np.isnan(results[0]).any()
     for r in results[1:]:
         np.testing.assert_array_equal(r, results[0])
+
+
+@pytest.fixture(scope="module")
+def rt_conv_zf(tmp_path_factory, probe_c: Path) -> Runtime:
+    """The runtime with conv's Zfinx register tiles (what clang builds for
+    -march=rv32imc_zfinx: DM_CONV_MB=2, 2 x DM_CONV_NB forward and input
+    gradient tiles, DM_CONV_WCB=2, 4 x 2 weight gradient tiles), 8 cores,
+    on the host."""
+    lib = tmp_path_factory.mktemp("rtconvzf") / "libdm_runtime_convzf.so"
+    defs = ["-DDM_CONV_MB=2u", "-DDM_CONV_WCB=2"]
+    _gcc(*CFLAGS, "-fPIC", "-shared", *defs, *INCS, *KERNELS, HOST, probe_c, "-o", lib, "-lm")
+    return Runtime(lib, 8)
+
+
+@pytest.mark.parametrize("name", list(CONV_KERNEL_CASES))
+def test_conv_zfinx_tiles_give_the_same_bits(rt_conv_zf: Runtime, name: str) -> None:
+    """Every conv path with the Zfinx tiles: the bits of the in-order
+    references (teams of 1, 2 and 8; test_conv_kernels_in_order_for_every_team
+    checks those references against float64), and the split reductions
+    (acc_*). Last in the file: its draws from RNG change no other test's data."""
+    _conv_in_order(rt_conv_zf, name, check_refs=False)
+    _conv_split_reductions(rt_conv_zf, name)

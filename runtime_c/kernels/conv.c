@@ -22,6 +22,32 @@
 
 #include "dm_conv.h"
 
+/* The register tiles' sizes. DM_CONV_MB x DM_CONV_NB: channels x output
+ * columns of the blocked tiles of the forward and the input gradient
+ * (dm_tile_4x4*, dm_same_4x4*, and DM_CONV_MB x 1 for dm_tile_4x1: the
+ * names keep the F sizes; a block of 4 channels is 4 / DM_CONV_MB tiles);
+ * DM_CONV_WCB: input channels of the weight gradient's 4-channel tiles (4,
+ * or 2: a 4 x 4 block as two 4 x 2 tiles). 4 x 4 and 4 on F and the host
+ * (16 sums in f registers); 2 x 4 and 2 on Zfinx, where floats share the x
+ * registers with the tiles' pointers and a 4 x 4 tile spills. Each output
+ * sums its terms in the same order whatever the tile, so the bits are the
+ * same (tests/test_runtime_kernels.py builds the host runtime with the
+ * Zfinx sizes). */
+#if defined(__riscv_zfinx)
+#define DM_CONV_ZF 1
+#else
+#define DM_CONV_ZF 0
+#endif
+#ifndef DM_CONV_MB
+#define DM_CONV_MB (DM_CONV_ZF ? 2u : 4u)
+#endif
+#ifndef DM_CONV_NB
+#define DM_CONV_NB 4u
+#endif
+#ifndef DM_CONV_WCB
+#define DM_CONV_WCB (DM_CONV_ZF ? 2 : 4)
+#endif
+
 static uint32_t dm_min(uint32_t x, uint32_t y) { return x < y ? x : y; }
 
 /* The first j in [lo, hi) with (base - j * dil) divisible by stride, or hi;
@@ -207,15 +233,15 @@ typedef void (*dm_tile_fn)(const dm_walk_t *k, uint32_t cols);
             if (t + (OWB) >= cols) break;                                                     \
         }                                                                                     \
     }
-DM_WALK_SPAN(dm_tile_4x1, 4u, 1u, 0, 0, 0u)
+DM_WALK_SPAN(dm_tile_4x1, DM_CONV_MB, 1u, 0, 0, 0u)
 DM_WALK_SPAN(dm_tile_1x1, 1u, 1u, 0, 0, 0u)
-DM_WALK_SPAN(dm_tile_4x4, 4u, 4u, 0, 0, 0u)
+DM_WALK_SPAN(dm_tile_4x4, DM_CONV_MB, DM_CONV_NB, 0, 0, 0u)
 DM_WALK_SPAN(dm_tile_1x8, 1u, 8u, 0, 0, 0u)
-DM_WALK_SPAN(dm_tile_4x4_j1, 4u, 4u, 1, 0, 0u)
+DM_WALK_SPAN(dm_tile_4x4_j1, DM_CONV_MB, DM_CONV_NB, 1, 0, 0u)
 DM_WALK_SPAN(dm_tile_1x8_j1, 1u, 8u, 1, 0, 0u)
-DM_WALK_SPAN(dm_tile_4x4_k3, 4u, 4u, 1, 1, 3u)  /* forward 3-wide kernel, stride 1 */
+DM_WALK_SPAN(dm_tile_4x4_k3, DM_CONV_MB, DM_CONV_NB, 1, 1, 3u)  /* forward 3-wide kernel, stride 1 */
 DM_WALK_SPAN(dm_tile_1x8_k3, 1u, 8u, 1, 1, 3u)
-DM_WALK_SPAN(dm_tile_4x4_k3r, 4u, 4u, 1, -1, 3u) /* input gradient, 3-wide kernel */
+DM_WALK_SPAN(dm_tile_4x4_k3r, DM_CONV_MB, DM_CONV_NB, 1, -1, 3u) /* input gradient, 3-wide kernel */
 DM_WALK_SPAN(dm_tile_1x8_k3r, 1u, 8u, 1, -1, 3u)
 
 /* A whole row of `cols` (>= OWB) columns of a convolution (QS = 1) or an
@@ -238,9 +264,9 @@ DM_WALK_SPAN(dm_tile_1x8_k3r, 1u, 8u, 1, -1, 3u)
         dm_walk_tile(k, k->in + (cols - (OWB)), k->out + (cols - (OWB)), MB, OWB, 1, QS, 3u, \
                      0, 1, t - (cols - (OWB)));                                            \
     }
-DM_SAME_ROW(dm_same_4x4, 4u, 4u, 1)
+DM_SAME_ROW(dm_same_4x4, DM_CONV_MB, DM_CONV_NB, 1)
 DM_SAME_ROW(dm_same_1x8, 1u, 8u, 1)
-DM_SAME_ROW(dm_same_4x4r, 4u, 4u, -1)
+DM_SAME_ROW(dm_same_4x4r, DM_CONV_MB, DM_CONV_NB, -1)
 DM_SAME_ROW(dm_same_1x8r, 1u, 8u, -1)
 
 /* Whether a row takes the DM_SAME_ROW path. */
@@ -248,7 +274,7 @@ static int dm_same(uint32_t stride, uint32_t dil, uint32_t k, uint32_t pad, uint
                    uint32_t out, uint32_t MB)
 {
     return stride == 1u && dil == 1u && k == 3u && pad == 1u && in == out &&
-           out >= (MB == 4u ? 4u : 8u);
+           out >= (MB == 4u ? DM_CONV_NB : 8u);
 }
 
 /* The blocked tile for MB channels: with kernel columns 3 wide, stride and
@@ -481,7 +507,7 @@ static void dm_conv_rows(dm_walk_t *k, const dm_conv2d_args_t *a, const float *x
                          float *y, int32_t ih0, uint32_t kh0, uint32_t owl, uint32_t owr,
                          uint32_t MB)
 {
-    const uint32_t OWB = MB == 4u ? 4u : 8u;
+    const uint32_t OWB = MB == 4u ? DM_CONV_NB : 8u;
     const float *xr = k->nr == 0u ? x : x + (uint32_t)(ih0 + (int32_t)(kh0 * a->dil_h)) * a->in_w;
     const float *wr = w + kh0 * a->k_w;
     const dm_tile_fn edge = MB == 4u ? dm_tile_4x1 : dm_tile_1x1;
@@ -551,7 +577,7 @@ static __attribute__((noinline)) void dm_conv_general(const dm_conv2d_args_t *a)
         k.nr = kh1 - kh0;
         if (k.nr == 0u) k.np = 0u; /* every tap of the row in the padding */
         const float *x = a->X + (n * a->in_ch + g * cg) * plane;
-        for (uint32_t i = 0; i < mb; i += (mb == 4u ? 4u : 1u)) {
+        for (uint32_t i = 0; i < mb; i += (mb == 4u ? DM_CONV_MB : 1u)) {
             const uint32_t m = m0 + i;
             k.bias = a->B != NULL ? a->B + m : NULL;
             float *y = a->Y + ((n * a->out_ch + m) * a->out_h + oh) * a->out_w;
@@ -585,7 +611,7 @@ void dm_conv2d_fp32(void *args)
 static void dm_dgrad_rows(dm_walk_t *k, const dm_conv2d_grad_args_t *a, const float *dy,
                           const float *w, float *dx, uint32_t iwl, uint32_t iwr, uint32_t MB)
 {
-    const uint32_t IWB = MB == 4u ? 4u : 8u;
+    const uint32_t IWB = MB == 4u ? DM_CONV_NB : 8u;
     const int32_t last = (int32_t)((a->out_w - 1u) * a->stride_w);
     const dm_tile_fn edge = MB == 4u ? dm_tile_4x1 : dm_tile_1x1;
     const dm_tile_fn tile = dm_pick_tile(MB, 1u, a->dil_w, a->k_w, -1);
@@ -669,7 +695,7 @@ static __attribute__((noinline)) void dm_dgrad_general(const dm_conv2d_grad_args
         const uint32_t oh0 =
             kh0 < kh1 ? (uint32_t)(hbase - (int32_t)(kh0 * a->dil_h)) / a->stride_h : 0u;
         const float *dy = a->dY + (n * a->out_ch + g * mg) * oplane + oh0 * a->out_w;
-        for (uint32_t i = 0; i < cb; i += (cb == 4u ? 4u : 1u)) {
+        for (uint32_t i = 0; i < cb; i += (cb == 4u ? DM_CONV_MB : 1u)) {
             const uint32_t c = c0 + i;
             const float *w = a->W + (g * mg * cg + (c - g * cg)) * taps + kh0 * a->k_w;
             float *dx = a->dX + ((n * a->in_ch + c) * a->in_h + ih) * a->in_w;
@@ -796,6 +822,9 @@ DM_WGRAD_TILE(dm_wgrad_4x4, 4u, 4u, 0u)
 DM_WGRAD_TILE(dm_wgrad_4x1, 4u, 1u, 0u)
 DM_WGRAD_TILE(dm_wgrad_1x4, 1u, 4u, 0u)
 DM_WGRAD_TILE(dm_wgrad_1x1, 1u, 1u, 0u)
+#if DM_CONV_WCB == 2
+DM_WGRAD_TILE(dm_wgrad_4x2, 4u, 2u, 0u)
+#endif
 
 /* W columns of dm_wgrad_k3's common range: *cq += d[t] * x[t + q]. */
 DM_INLINE void dm_k3_cols(const float *d, const float *x, uint32_t W, float *c0, float *c1,
@@ -971,6 +1000,14 @@ DM_INLINE void dm_wgrad_block(const dm_conv2d_grad_args_t *a, uint32_t m0, uint3
                               uint32_t c0, uint32_t cb, uint32_t xc0, uint32_t kh, uint32_t kw,
                               uint32_t SW)
 {
+#if DM_CONV_WCB == 2
+    if (mb == 4u && cb >= 2u) { /* 4 x 2 tiles (+ 4 x 1) */
+        for (uint32_t j = 0; j + 2u <= cb; j += 2u)
+            (SW ? dm_wgrad_4x2_s1 : dm_wgrad_4x2)(a, m0, c0 + j, xc0 + j, kh, kw);
+        if (cb == 3u) (SW ? dm_wgrad_4x1_s1 : dm_wgrad_4x1)(a, m0, c0 + 2u, xc0 + 2u, kh, kw);
+        return;
+    }
+#endif
     if (mb == 4u && cb == 4u) {
         (SW ? dm_wgrad_4x4_s1 : dm_wgrad_4x4)(a, m0, c0, xc0, kh, kw);
     } else if (SW && mb == 4u && cb >= 2u) { /* 3 or 2 input channels: one tile */
