@@ -135,14 +135,17 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
     return tuple(passes)
 
 
-def bufferize_only(inplace: bool = True) -> tuple[ModulePass, ...]:
-    """training-inplace-alias (with `inplace`) and training-bufferize{level=L2}:
-    the tensor program bufferized, as memory-regime sees it."""
+def bufferize_only(inplace: bool = True, fuse: bool = True) -> tuple[ModulePass, ...]:
+    """training-inplace-alias (with `inplace`), training-bufferize{level=L2}
+    and accumulate-fuse (with `fuse`, as `pipeline` runs it by default): the
+    tensor program bufferized, as memory-regime sees it."""
+    from deeploy_mlir.passes.accumulate_fuse import AccumulateFuse
     from deeploy_mlir.passes.training_bufferize import TrainingBufferize
     from deeploy_mlir.passes.training_inplace_alias import TrainingInplaceAlias
 
     first: tuple[ModulePass, ...] = (TrainingInplaceAlias(),) if inplace else ()
-    return (*first, TrainingBufferize(level="L2"))
+    last: tuple[ModulePass, ...] = (AccumulateFuse(),) if fuse else ()
+    return (*first, TrainingBufferize(level="L2"), *last)
 
 
 def l2_pipeline(
