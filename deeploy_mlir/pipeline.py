@@ -124,7 +124,11 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
         # the L3 copies of one-stage-tile ops issued one op early / waited one op late
         from deeploy_mlir.passes.l3_overlap import L3Overlap
 
-        passes.append(L3Overlap(l2=cfg.l2))
+        # forwarding (forward=true: L3 fetches read the L2 buffer that still
+        # holds their bytes) is opt-in through --pass-pipeline: it can take
+        # every fetch of a spilled regime away, which memory-regime's
+        # reports and their tests do not model yet
+        passes.append(L3Overlap(l2=cfg.l2, forward=False))
     if cfg.tiling != "none":
         passes.append(l2_plan)
         if l3:

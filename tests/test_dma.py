@@ -75,12 +75,14 @@ def test_weights_forced_to_l3(d: Path, buffering: str, tmp_path: Path) -> None:
 
 def test_an_l2_budget_too_small_puts_tensors_in_l3(tmp_path: Path) -> None:
     d = EXAMPLES[-1]
-    rep = run_cli("report", d, "--json", "--tiling", "none", "--l2", 40000)
+    # untiled, mlp_wide plans 37,476 bytes of L2 with no budget (`report --json`;
+    # accumulate-fuse took its gradient temporaries): 30,000 is too small
+    rep = run_cli("report", d, "--json", "--tiling", "none", "--l2", 30000)
     assert rep.code == 0, rep.err
     doc = json.loads(rep.out)
-    assert doc["memory"]["L2"]["arena_bytes"] <= 40000
+    assert doc["memory"]["L2"]["arena_bytes"] <= 30000
     assert doc["memory"]["L3"]["arena_bytes"] > 0
-    _train(d, tmp_path, "--l2", 40000)
+    _train(d, tmp_path, "--l2", 30000)
 
 
 @pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
