@@ -146,19 +146,7 @@ class TrainingComputeOp(IRDLOperation, ABC):
         onto = self.onto_outputs()
         if not onto:
             return
-        if not self.is_buffer_form:
-            raise VerifyException("onto needs the buffer form (outs): it adds into them")
-        n = len(self.outs)
-        if sorted(set(onto)) != onto or not all(0 <= k < n for k in onto):
-            raise VerifyException(
-                f"onto must list output positions in increasing order, each once and "
-                f"below {n} (the number of outs), got {onto}"
-            )
-        bad = sorted(set(onto) - self.ontoable())
-        if bad:
-            raise VerifyException(
-                f"onto lists output #{bad[0]} but {self.name} cannot accumulate onto it"
-            )
+        self._verify_out_positions("onto", onto, self.ontoable(), "accumulate onto it")
         if len(self.ins) < len(onto) + 1:
             raise VerifyException(
                 f"onto needs {len(onto)} buffer(s) and the reset flag at the end of ins"
@@ -212,21 +200,30 @@ class TrainingComputeOp(IRDLOperation, ABC):
         acc = self.accumulated()
         if not acc:
             return
+        self._verify_out_positions(
+            "accumulate",
+            acc,
+            self.accumulable(),
+            "add into it (conv2d_grad can into each output, layer_norm_grad into dScale "
+            "and dBias, gemm and matmul into Y)",
+        )
+
+    def _verify_out_positions(
+        self, what: str, positions: list[int], allowed: set[int], cannot: str
+    ) -> None:
+        """`what` (onto, accumulate) lists output positions the op adds into:
+        the buffer form, increasing, each once, in range, and in `allowed`."""
         if not self.is_buffer_form:
-            raise VerifyException("accumulate needs the buffer form (outs): it adds into them")
+            raise VerifyException(f"{what} needs the buffer form (outs): it adds into them")
         n = len(self.outs)
-        if sorted(set(acc)) != acc or not all(0 <= k < n for k in acc):
+        if sorted(set(positions)) != positions or not all(0 <= k < n for k in positions):
             raise VerifyException(
-                f"accumulate must list output positions in increasing order, each once and "
-                f"below {n} (the number of outs), got {acc}"
+                f"{what} must list output positions in increasing order, each once and "
+                f"below {n} (the number of outs), got {positions}"
             )
-        bad = sorted(set(acc) - self.accumulable())
+        bad = sorted(set(positions) - allowed)
         if bad:
-            raise VerifyException(
-                f"accumulate lists output #{bad[0]} but {self.name} cannot add into it "
-                "(conv2d_grad can into each output, layer_norm_grad into dScale and dBias, "
-                "gemm and matmul into Y)"
-            )
+            raise VerifyException(f"{what} lists output #{bad[0]} but {self.name} cannot {cannot}")
 
     def verify_(self) -> None:
         self.verify_onto()
