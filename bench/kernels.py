@@ -96,7 +96,7 @@ def gemm_case(m: int, n: int, k: int, ta: int, tb: int, bias: bool, name: str) -
     init = (
         "    fill(A, M * K, 1); fill(B, K * N, 2); fill(C, N, 3);\n"
         f"    dm_gemm_args_t a = {{A, B, {'C' if bias else 'NULL'}, OUT, M, N, K, {ta}, {tb},"
-        " 1.0f, 1.0f, 0, 1, 0, 0};"
+        " 1.0f, 1.0f, 0, 1, 0, 0, NULL};"
     )
     naive = (
         "    for (int m = 0; m < M; m++)\n"
