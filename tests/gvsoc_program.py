@@ -111,6 +111,14 @@ def results(text: str) -> dict[tuple[str, int, int], list[str]]:
     return out
 
 
+def assert_one_result_per_kernel(got: dict[tuple[str, int, int], list[str]]) -> None:
+    """Every team size and start order gives a kernel the same words (no race,
+    no sum split across cores)."""
+    for kernel in {k for k, _, _ in got}:
+        runs = {tuple(v) for (k, _, _), v in got.items() if k == kernel}
+        assert len(runs) == 1, f"{kernel}: results differ across team sizes or start orders"
+
+
 def run_host_and_gvsoc(
     tmp: Path,
     program: str,

@@ -24,7 +24,14 @@ from pathlib import Path
 
 import numpy as np
 from conftest import EXAMPLES, run_cli, stacks_of, training_args
-from gvsoc_program import RUNS, c_floats, results, run_host_and_gvsoc, team_program
+from gvsoc_program import (
+    RUNS,
+    assert_one_result_per_kernel,
+    c_floats,
+    results,
+    run_host_and_gvsoc,
+    team_program,
+)
 
 from deeploy_mlir.passes.tile_select import TileSelect
 from deeploy_mlir.pipeline import parse_pipeline, print_pipeline
@@ -236,9 +243,7 @@ def test_kernels_parallel_same_bits_as_host_no_race(tmp_path: Path) -> None:
     assert got[("gemm_alpha", 8, 0)] != got[("gemm", 8, 0)]  # alpha and C did change Y
     # the orders and team sizes give one result per kernel (the kernels do not
     # split a sum across cores)
-    for kernel in {k for k, _, _ in want}:
-        runs = {tuple(v) for (k, _, _), v in got.items() if k == kernel}
-        assert len(runs) == 1, f"{kernel}: results differ across team sizes or start orders"
+    assert_one_result_per_kernel(got)
 
 
 #: the model and L1 arena of the DMA test. Since accumulate-fuse (the
