@@ -3,6 +3,17 @@ against GVSoC siracusa, and write the numbers into it.
 
     python bench/calibrate.py            # measure, print, write the board
     python bench/calibrate.py --dry-run  # measure and print only
+    python bench/calibrate.py --isa zfinx  # the chip's own ISA: siracusa_zfinx.yaml
+    python bench/calibrate.py --isa zfinx --raw R.json   # also keep the measurements
+    python bench/calibrate.py --isa zfinx --from-raw R.json  # fit them again, no simulation
+
+--isa zfinx measures the kernel families (the same probes, the call-site
+probe, the FMA ceiling) with clang-19 -march=rv32imc_zfinx on the Zfinx
+GVSoC (scripts/build-gvsoc-zfinx.sh; floats in the x registers, as the real
+Siracusa's cores) and writes deeploy_mlir/targets/boards/siracusa_zfinx.yaml:
+the chip and its DMA engines copied from siracusa.yaml (the DMA is not the
+cores' ISA; the emitted-form `issue` is measured on Zfinx and printed), the
+kernels this ISA's. About 2-3 minutes; run it again after a kernel change.
 
 What it measures (bench/gvsoc_probe.py's programs; about two minutes):
 
@@ -45,16 +56,24 @@ file's comments).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import gvsoc_probe as P
 
 ROOT = Path(__file__).resolve().parents[1]
-BOARD = ROOT / "deeploy_mlir" / "targets" / "boards" / "siracusa.yaml"
-CMD = "python bench/calibrate.py"
+BOARDS_DIR = ROOT / "deeploy_mlir" / "targets" / "boards"
+#: the board each ISA's calibration writes (--isa): "f" the GVSoC build of
+#: ../shared/gvsoc (Debian gcc, f registers), "zfinx" the real chip's ISA
+#: (clang-19 -march=rv32imc_zfinx on scripts/build-gvsoc-zfinx.sh's GVSoC)
+BOARDS = {"f": BOARDS_DIR / "siracusa.yaml", "zfinx": BOARDS_DIR / "siracusa_zfinx.yaml"}
+#: the command that writes each ISA's board (quoted in its comments)
+CMDS = {"f": "python bench/calibrate.py", "zfinx": "python bench/calibrate.py --isa zfinx"}
+CMD = CMDS["f"]
 DMA_SIZES = [256, 1024, 4096, 16384]
 CORES = 8
 
@@ -421,19 +440,25 @@ def call_sites_program() -> str:
     call an argument struct filled field by field (dm_gemm_args_t, 13 fields,
     each call its own values) and a fork of dm_gemm_fp32 on 0 rows; the
     sequence runs once (cold code), then one such call again and again
-    (warm). Prints the mean cycles per cold call site and the warm call."""
+    (warm). Prints the mean cycles per cold call site and the warm call.
+    The pointers are offsets from a base the compiler cannot see, as the
+    emitted C's are from its arenas (pi_cl_l1_malloc'd at run time): with
+    link-time constant pointers clang-19 builds each struct by a memcpy of
+    a constant copy in L2, which the emitted code never does."""
     lines = [
         "static float buf[64];",
         "static void run(void *arg)",
         "{",
         "    (void)arg;",
+        "    float *base = buf;",
+        '    __asm__ volatile("" : "+r"(base));  /* a run-time address, like an arena\'s */',
         "    unsigned t0 = cyc();",
     ]
     for i in range(SITES):
         lines += [
             "    {",
             "        dm_gemm_args_t args = {",
-            f"            .A = buf + {i % 8}, .B = buf + {(i + 1) % 8}, .C = 0, .Y = buf + 32,",
+            f"            .A = base + {i % 8}, .B = base + {(i + 1) % 8}, .C = 0, .Y = base + 32,",
             f"            .M = 0u, .N = {4 + i}u, .K = {8 + i}u, .trans_a = {i % 2}u,",
             f"            .trans_b = {(i // 2) % 2}u, .alpha = 1.0f, .beta = 0.0f,",
             f"            .c_stride_m = {i}u, .c_stride_n = 1u,",
@@ -495,6 +520,23 @@ def fit_issue(points: list[tuple[str, int, int, int]], copies: dict[str, tuple[i
 
 
 @dataclass
+class Kernels:
+    """The kernel families' numbers on one ISA, and what they were fitted from."""
+
+    #: cycles of an empty kernel call at 8 cores (relu on 0 elements)
+    call: int
+    kernels: dict[str, Fit]
+    ceiling: list[P.Ceiling]
+    #: cycles a step's call site adds (cold straight-line code filling the
+    #: argument struct) over the probes' calls, and its two measurements
+    site: int
+    site_cold: int
+    site_warm: int
+    #: the measurements themselves (JSON; --raw writes them, --from-raw fits them again)
+    raw: dict[str, Any]
+
+
+@dataclass
 class Calibration:
     dma_setup: int
     dma_bandwidth: float
@@ -510,14 +552,7 @@ class Calibration:
     ram_issue: int
     #: kind ("in-1d" ...) -> (setup after the issue, bandwidth) of the HyperRAM
     ram_copies: dict[str, tuple[int, float]]
-    call: int
-    kernels: dict[str, Fit]
-    ceiling: list[P.Ceiling]
-    #: cycles a step's call site adds (cold straight-line code filling the
-    #: argument struct) over the probes' calls, and its two measurements
-    site: int
-    site_cold: int
-    site_warm: int
+    k: Kernels
 
 
 def measure_dma(sizes: list[int] = DMA_SIZES, ram: bool = True) -> P.Transfers:
@@ -541,13 +576,44 @@ def copy_kinds(t: P.Transfers, issue: int) -> dict[str, tuple[int, float]]:
     return out
 
 
-def measure(ram: bool = True) -> Calibration:
+def measure_kernels(raw: dict[str, Any] | None = None) -> Kernels:
+    """Every family's probe calls, the call-site probe and the FMA ceiling on
+    GVSoC (P.ISA's build), fitted; or fitted again from `raw` (a previous
+    run's Kernels.raw) without simulating."""
+    cases = family_cases()
+    flat = [c for cs in cases.values() for c, _ in cs]
+    names = [f"{c.name} {c.shape}" for c in flat]
+    if raw is None:
+        site_cold, site_warm = measure_call_sites()
+        cyc = measure_cold_warm([P.relu(0), *flat])
+        ceiling = P.measure_ceiling()
+        raw = {
+            "isa": P.ISA,
+            "cases": names,
+            "cycles": [list(cyc[i]) for i in range(len(flat) + 1)],
+            "site": [site_cold, site_warm],
+            "ceiling": [[x.cores, x.fmadds, x.cycles] for x in ceiling],
+        }
+    if raw.get("cases") != names:
+        raise SystemExit("the raw measurements are of other probe calls than family_cases()'s")
+    cyc = {i: (int(a), int(b)) for i, (a, b) in enumerate(raw["cycles"])}
+    site_cold, site_warm = (int(x) for x in raw["site"])
+    site = max(0, site_cold - site_warm)
+    kernels: dict[str, Fit] = {}
+    k = 1
+    for f, cs in cases.items():
+        kernels[f] = fit_family(cs, {i: cyc[k + i] for i in range(len(cs))}, site)
+        k += len(cs)
+    ceiling = [P.Ceiling(*(int(v) for v in x)) for x in raw["ceiling"]]
+    return Kernels(cyc[0][1], kernels, ceiling, site, site_cold, site_warm, raw)
+
+
+def measure(ram: bool = True, raw: dict[str, Any] | None = None) -> Calibration:
     t = measure_dma(ram=ram)
     setup, bw, issue, fits = dma_numbers(t)
     kinds = copy_kinds(t, issue)
     emitted = measure_emitted_dma()
     per_copy = fit_issue(emitted, kinds)
-    site_cold, site_warm = measure_call_sites()
     ram_pts = [p for pts in t.ram.values() for p in pts]
     rs, rb = P.fit(ram_pts) if ram_pts else (300.0, 1.0)
     ram_issue = sorted(t.ram_issue)[len(t.ram_issue) // 2] if t.ram_issue else 0
@@ -557,16 +623,6 @@ def measure(ram: bool = True) -> Calibration:
         for r in (1, 2):  # a 2-D copy is one transfer per row (ram_gvsoc.c)
             kind = f"{'in' if d == 'L3->L2' else 'out'}-{r}d"
             ram_copies[kind] = (max(0, round(a) - ram_issue), round(b, 3))
-    cases = family_cases()
-    flat = [c for cs in cases.values() for c, _ in cs]
-    cyc = measure_cold_warm([P.relu(0), *flat])
-    fork = cyc[0][1]
-    kernels: dict[str, Fit] = {}
-    k = 1
-    site = max(0, site_cold - site_warm)
-    for f, cs in cases.items():
-        kernels[f] = fit_family(cs, {i: cyc[k + i] for i in range(len(cs))}, site)
-        k += len(cs)
     return Calibration(
         setup,
         bw,
@@ -579,20 +635,27 @@ def measure(ram: bool = True) -> Calibration:
         {d: P.fit(p) for d, p in t.ram.items()},
         ram_issue,
         ram_copies,
-        fork,
-        kernels,
-        P.measure_ceiling(),
-        site,
-        site_cold,
-        site_warm,
+        measure_kernels(raw),
     )
+
+
+def emitted_issue_here() -> int:
+    """The DMA's `issue` (cluster cycles per copy as the emitted C copies)
+    on P.ISA's build, fitted with the siracusa board's measured copy kinds:
+    the one DMA number that is the cores' code (the engine's setup and
+    bandwidth are not)."""
+    from deeploy_mlir.targets.boards import load_board
+
+    mchan = load_board(str(BOARDS["f"])).engine_between("L2", "L1")
+    kinds = {k: (s, b) for k, s, b in mchan.copies}
+    return fit_issue(measure_emitted_dma(), kinds)
 
 
 def _fits(fits: dict[str, tuple[float, float]]) -> str:
     return "; ".join(f"{k}: {a:.0f} + B/{b:.2f}" for k, (a, b) in fits.items())
 
 
-BOARD_TEXT = """\
+HEAD_TEXT = """\
 # Siracusa (PULPOpen cluster; Prasad et al., "Siracusa: A 16 nm Heterogenous
 # RISC-V SoC for Extended Reality with At-MRAM Neural Engine", arXiv:2312.14750).
 # Every number says where it comes from. "measured" numbers are GVSoC
@@ -640,6 +703,9 @@ engines:
     row_transfers: true  # ram_gvsoc.c: a 2-D copy is one transfer per row
     rank: 2              # 1-D and 2-D copies (pi_cl_ram_copy_2d)
     shared_request: true   # one pi_cl_ram_req_t holds one transfer: sub-copies waited one by one
+"""
+
+KERNELS_TEXT = """\
 # Per kernel family (fp32, -ffp-contract=off, no SIMD), one kernel call at 8
 # cores (`mcycle` around pi_cl_team_fork) costs
 #   call + per_output x outputs_b + MACs_b / macs_per_cycle_per_core
@@ -663,6 +729,7 @@ engines:
 kernels:
 {kernels}
 """
+BOARD_TEXT = HEAD_TEXT + KERNELS_TEXT
 
 _CONV = "k1 and k3, 3-64 channels, batch 1-2, 4x4 to 32x32 (the published CCT's tiles)"
 _CONV_S = "stride 2, k1 and k3, 3-16 channels, batch 1-2, 4x4 to 12x12"
@@ -712,24 +779,41 @@ _KIND = {
 }
 
 
-def board_text(c: Calibration) -> str:
+def _kernel_lines(k: Kernels) -> str:
     fam_lines = []
-    for f, k in c.kernels.items():
-        n_fit = sum(r == FIT for _, r, _, _, _ in k.points)
+    for f, fit in k.kernels.items():
+        n_fit = sum(r == FIT for _, r, _, _, _ in fit.points)
         fam_lines.append(
-            f"  {f}: {{macs_per_cycle_per_core: {k.rate}, call: {k.call}, "
-            f"per_output: {k.per_output}, cold: {k.cold}}}"
-            f"  # measured: {KERNEL_NOTES[f]}; {n_fit} calls fitted (worst {k.error(FIT):.0%}), "
-            f"{len(k.points) - n_fit} held out (worst {k.error(HOLD):.0%})"
+            f"  {f}: {{macs_per_cycle_per_core: {fit.rate}, call: {fit.call}, "
+            f"per_output: {fit.per_output}, cold: {fit.cold}}}"
+            f"  # measured: {KERNEL_NOTES[f]}; {n_fit} calls fitted (worst {fit.error(FIT):.0%}), "
+            f"{len(fit.points) - n_fit} held out (worst {fit.error(HOLD):.0%})"
         )
+    return "\n".join(fam_lines)
+
+
+def _kernels_format(k: Kernels, cmd: str) -> dict[str, Any]:
+    c8 = [x for x in k.ceiling if x.cores == CORES]
+    ceiling = c8[0].per_cycle if c8 else 0.0
+    return {
+        "cmd": cmd,
+        "ceiling": ceiling,
+        "ceiling_core": ceiling / CORES,
+        "fork": k.call,
+        "no_mac": NO_MAC_TERM,
+        "site": k.site,
+        "site_cold": k.site_cold,
+        "site_warm": k.site_warm,
+        "kernels": _kernel_lines(k),
+    }
+
+
+def board_text(c: Calibration) -> str:
     copies = "\n".join(
         f"      {kind}: {{setup: {s}, bandwidth: {b}}}  # measured: {_KIND[kind]} fit - one issue"
         for kind, (s, b) in c.copies.items()
     )
-    c8 = [x for x in c.ceiling if x.cores == CORES]
-    ceiling = c8[0].per_cycle if c8 else 0.0
     return BOARD_TEXT.format(
-        cmd=CMD,
         dma_all=c.dma_setup + c.dma_probe_issue,
         dma_bw=c.dma_bandwidth,
         dma_fits=_fits(c.dma_fits),
@@ -747,15 +831,47 @@ def board_text(c: Calibration) -> str:
             for kind, (a, b) in c.ram_copies.items()
         ),
         ram_fits=_fits(c.ram_fits),
-        ceiling=ceiling,
-        ceiling_core=ceiling / CORES,
-        fork=c.call,
-        no_mac=NO_MAC_TERM,
-        site=c.site,
-        site_cold=c.site_cold,
-        site_warm=c.site_warm,
-        kernels="\n".join(fam_lines),
+        **_kernels_format(c.k, CMD),
     )
+
+
+ZFINX_HEAD = """\
+# Siracusa as the chip runs: its cluster cores keep floats in the integer
+# registers (Zfinx; pulp-sdk's rtos/pulpos/pulp/rules/pulpos/targets/
+# siracusa.mk: -march=rv32imc_zfinx_xpulpv3). Written by
+# `{cmd}`: the kernel numbers below are measured on
+# GVSoC siracusa built with the Zfinx register file
+# (scripts/build-gvsoc-zfinx.sh), the code built as `make gvsoc
+# GVSOC_ISA=zfinx` builds it (clang-19 -march=rv32imc_zfinx -O2
+# -ffp-contract=off; no Xpulp: clang has none). The cores, clock, memory
+# levels and DMA engines are the chip's, not the ISA's: copied from
+# siracusa.yaml with their comments, measured there by `{f_cmd}`
+# on the F build (a copy's cycles are the DMA engine's and the SoC's).{issue_note}
+# Calibrate again after a kernel change: `{cmd}` (about 2-3 minutes).
+name: siracusa_zfinx
+# the cores' float ISA: a project lowered for this board builds for it by
+# default (its Makefile's GVSOC_ISA), and run --on gvsoc / report --measure
+# simulate it
+isa: zfinx
+"""
+
+
+def zfinx_board_text(k: Kernels, issue: int | None) -> str:
+    """The Zfinx board: siracusa.yaml's chip and DMA engines (its text from
+    `cores:` up to its kernels), this ISA's kernel families."""
+    f_text = BOARDS["f"].read_text()
+    start = f_text.index("\ncores:") + 1
+    end = f_text.index("# Per kernel family")
+    note = ""
+    if issue is not None:
+        note = (
+            "\n# Of the DMA's numbers only `issue` (the cluster's cycles per copy as the\n"
+            f"# emitted C copies) is the cores' code: on this ISA it measured {issue}\n"
+            "# cycles (the same straight-line probe, fitted with siracusa.yaml's copy\n"
+            "# kinds); the mchan issue below is siracusa.yaml's."
+        )
+    head = ZFINX_HEAD.format(cmd=CMDS["zfinx"], f_cmd=CMDS["f"], issue_note=note)
+    return head + f_text[start:end] + KERNELS_TEXT.format(**_kernels_format(k, CMDS["zfinx"]))
 
 
 def report(c: Calibration) -> str:
@@ -778,33 +894,38 @@ def report(c: Calibration) -> str:
         f"| HyperRAM issue (cluster cycles per transfer) | {c.ram_issue} cycles "
         "| median, pi_cl_ram_copy on an idle interface |"
     )
+    return "\n".join(rows + kernel_rows(c.k))
+
+
+def kernel_rows(k: Kernels, header: bool = False) -> list[str]:
+    rows = ["| quantity | measured | how |", "|---|---|---|"] if header else []
     rows.append(
-        f"| empty kernel call at 8 cores (fork + barrier) | {c.call} cycles | relu on 0 elements |"
+        f"| empty kernel call at 8 cores (fork + barrier) | {k.call} cycles | relu on 0 elements |"
     )
     rows.append(
-        f"| a step's call site beyond the call | {c.site} cycles | straight-line struct fill + "
-        f"fork, cold ({c.site_cold}) - warm ({c.site_warm}); in every family's call |"
+        f"| a step's call site beyond the call | {k.site} cycles | straight-line struct fill + "
+        f"fork, cold ({k.site_cold}) - warm ({k.site_warm}); in every family's call |"
     )
-    for f, k in c.kernels.items():
+    for f, fit in k.kernels.items():
         rows.append(
-            f"| {f} | {k.rate} MAC/cycle/core ({k.rate * CORES:.2f} on 8 cores), "
-            f"{k.call} cycles per call, {k.per_output} per output, {k.cold} cold "
-            f"| {KERNEL_NOTES[f]}; worst error fitted {k.error(FIT):.0%}, "
-            f"held out {k.error(HOLD):.0%} |"
+            f"| {f} | {fit.rate} MAC/cycle/core ({fit.rate * CORES:.2f} on 8 cores), "
+            f"{fit.call} cycles per call, {fit.per_output} per output, {fit.cold} cold "
+            f"| {KERNEL_NOTES[f]}; worst error fitted {fit.error(FIT):.0%}, "
+            f"held out {fit.error(HOLD):.0%} |"
         )
     rows += [
         f"| fmadd ceiling, {x.cores} cores | {x.per_cycle:.2f} FMA/cycle ({x.cycles} cycles) "
         "| probe |"
-        for x in c.ceiling
+        for x in k.ceiling
     ]
-    return "\n".join(rows)
+    return rows
 
 
-def points(c: Calibration) -> str:
+def points(k: Kernels) -> str:
     """Every probe call: measured cold and warm cycles, the fit's warm cycles."""
     out = ["family | call | role | outputs | MACs | cold | warm | fit | error"]
-    for f, k in c.kernels.items():
-        for case, role, cold, warm, pred in k.points:
+    for f, fit in k.kernels.items():
+        for case, role, cold, warm, pred in fit.points:
             out.append(
                 f"{f} | {case.name} {case.shape} | {role} | {case.outputs} | {case.macs} | "
                 f"{cold} | {warm} | {pred:.0f} | {(pred - warm) / warm:+.0%}"
@@ -817,16 +938,55 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="print, do not write the board")
     ap.add_argument("--no-ram", action="store_true", help="skip the HyperRAM measurement")
     ap.add_argument("--points", action="store_true", help="also print every probe call")
+    ap.add_argument(
+        "--isa",
+        choices=tuple(BOARDS),
+        default="f",
+        help="f (default): ../shared/gvsoc's F build, writes siracusa.yaml (DMA and kernels); "
+        "zfinx: the real chip's ISA on scripts/build-gvsoc-zfinx.sh's GVSoC, writes "
+        "siracusa_zfinx.yaml (its kernels; the DMA engines copied from siracusa.yaml)",
+    )
+    ap.add_argument("--raw", metavar="OUT.json", help="also write the kernel measurements")
+    ap.add_argument(
+        "--from-raw",
+        metavar="IN.json",
+        help="fit the kernel families from a --raw file instead of simulating them",
+    )
     args = ap.parse_args(argv)
+    P.ISA = args.isa
+    raw = None
+    if args.from_raw:
+        raw = json.loads(Path(args.from_raw).read_text())
+        if raw.get("isa") != args.isa:
+            raise SystemExit(f"{args.from_raw} holds {raw.get('isa')} measurements, not {args.isa}")
     t0 = time.time()
-    c = measure(ram=not args.no_ram)
+    board = BOARDS[args.isa]
+    if args.isa == "f":
+        c = measure(ram=not args.no_ram, raw=raw)
+        k, text = c.k, board_text(c)
+        table = report(c)
+    else:
+        k = measure_kernels(raw)
+        issue = k.raw.get("dma_issue")
+        if issue is None:
+            issue = k.raw["dma_issue"] = emitted_issue_here()
+        text = zfinx_board_text(k, int(issue))
+        table = "\n".join(
+            [
+                *kernel_rows(k, header=True),
+                f"| cluster cycles per copy as the emitted C copies (this ISA) | {issue} cycles "
+                "| straight-line groups of 1-3 copies, siracusa.yaml's copy kinds |",
+            ]
+        )
+    if args.raw:
+        Path(args.raw).write_text(json.dumps(k.raw) + "\n")
     if args.points:
-        print(points(c) + "\n")
-    print(report(c))
+        print(points(k) + "\n")
+    print(table)
     print(f"\nmeasured in {time.time() - t0:.0f} s", file=sys.stderr)
     if not args.dry_run:
-        BOARD.write_text(board_text(c))
-        print(f"\nwrote {BOARD.relative_to(ROOT)}")
+        board.write_text(text)
+        print(f"\nwrote {board.relative_to(ROOT)}")
     return 0
 
 

@@ -32,9 +32,10 @@ of one training step (the cost model's count, deeploy_mlir/cost/kernels.py),
 MAC/cycle, and images/s at the board's clock (batch / training-step time).
 Each row shows the cycle model's prediction (deeploy_mlir.cost.schedule on
 the same pipeline and the siracusa board, the numbers `report --board
-siracusa` prints) and measured / predicted. Configurations: untiled (whole
-tensors in L1), tiled single or double buffered at an L1 arena budget (the
-cluster stacks come on top of it).
+siracusa` prints; with --isa zfinx the siracusa_zfinx board's, which
+tile-select then also scores the tiles with) and measured / predicted.
+Configurations: untiled (whole tensors in L1), tiled single or double
+buffered at an L1 arena budget (the cluster stacks come on top of it).
 
 (d) **--roofline**: single-N, double-N and single@double-N (`--kinds`: also
 forced-N, every op double-buffered, and single@forced-N) of every example
@@ -70,7 +71,18 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-BOARD = "siracusa"
+#: the GVSoC model the programs run on
+TARGET = "siracusa"
+#: per ISA (--isa) the board whose numbers predict its runs and score its
+#: tiles (tile-select): the calibrated numbers of that build
+#: (python bench/calibrate.py [--isa zfinx])
+ISA_BOARDS = {"f": "siracusa", "zfinx": "siracusa_zfinx", "f-clang": "siracusa"}
+
+
+def board() -> str:
+    """The board of the ISA the bench runs (P.ISA)."""
+    return ISA_BOARDS[P.ISA]
+
 
 # ------------------------------------------------------------------ kernels
 
@@ -388,13 +400,19 @@ DERIVED = ("single@double", "forced", "single@forced")
 
 
 def _same_tiles_pipeline(
-    d: Path, run_l1: int | None, l2: int | None, kind: str = "single@double"
+    d: Path,
+    run_l1: int | None,
+    l2: int | None,
+    kind: str = "single@double",
+    spec: tuple[str, str] = ("tiled", "double"),
 ) -> str:
     """A pass pipeline derived from double buffering's: `single@double`
     without dma-multibuffer (single buffering at the double-buffered tiles);
     `forced` with tile-select{fallback=false} (every op double-buffered, no
-    single-buffered tiles kept); `single@forced` both."""
-    opts = ["--tiling", "tiled", "--buffering", "double"]
+    single-buffered tiles kept); `single@forced` both; `plain` the pipeline of
+    `spec` (tiling, buffering) itself. tile-select scores with board()'s
+    numbers (the ISA's calibration)."""
+    opts = ["--tiling", spec[0], "--buffering", spec[1]]
     opts += ["--l1", str(run_l1)] if run_l1 is not None else []
     opts += ["--l2", str(l2)] if l2 is not None else []
     r = subprocess.run(
@@ -416,7 +434,16 @@ def _same_tiles_pipeline(
         passes = [q for q in passes if q.name != "dma-multibuffer"]
     if kind.endswith("forced"):
         passes = [replace(q, fallback=False) if q.name == "tile-select" else q for q in passes]
+    passes = [replace(q, board=board()) if q.name == "tile-select" else q for q in passes]
     return print_pipeline(passes)
+
+
+def _custom(buffering: str) -> str | None:
+    """The kind of _same_tiles_pipeline a configuration runs through, None:
+    the CLI's own options (double and single on the target's board)."""
+    if buffering in DERIVED:
+        return buffering
+    return "plain" if board() != ISA_BOARDS["f"] else None
 
 
 @dataclass
@@ -452,14 +479,16 @@ def predict(model: str, config: str, l2: int | None = None) -> Prediction:
         l2=l2 or mem["l2"],
         l3=mem["l3"],
     )
-    if buffering in DERIVED:
+    kind = _custom(buffering)
+    if kind is not None:
         from deeploy_mlir.pipeline import parse_pipeline
 
-        passes = parse_pipeline(_same_tiles_pipeline(EXAMPLES / model, run_l1, l2, buffering))
+        spec = (tiling, buffering)
+        passes = parse_pipeline(_same_tiles_pipeline(EXAMPLES / model, run_l1, l2, kind, spec))
     else:
         passes = pipeline(cfg)
     run_pipeline(m, passes, verify_each=False)
-    cost = schedule_cost(m, load_board(BOARD))
+    cost = schedule_cost(m, load_board(board()))
     tr, op = cost["train"], cost.get("optimizer")
     per_op: dict[str, tuple[int, int]] = {}
     for o in tr.ops:
@@ -501,8 +530,9 @@ def _run_once(d: Path, config: str, model: str, l2: int | None, profile: bool) -
     lr = json.loads(ref.read_text())["lr"] if ref.is_file() else 0.01
     tiling, buffering, _ = config_spec(config)
     run_l1, _ = _l1_opts(model, config)
-    if buffering in DERIVED:
-        opts = ["--pass-pipeline", _same_tiles_pipeline(d, run_l1, l2, buffering)]
+    kind = _custom(buffering)
+    if kind is not None:
+        opts = ["--pass-pipeline", _same_tiles_pipeline(d, run_l1, l2, kind, (tiling, buffering))]
         opts += ["--l1", str(run_l1)] if run_l1 is not None else []
     else:
         opts = ["--tiling", tiling, "--buffering", buffering]
@@ -532,8 +562,8 @@ def _run_once(d: Path, config: str, model: str, l2: int | None, profile: bool) -
             return _MEASURED[digest]
         try:
             setup = gvsoc.find_setup(P.ISA)
-            elf = gvsoc.build(proj, BOARD, setup, defines=(QUIET,))
-            text = gvsoc.run(elf, BOARD, setup)
+            elf = gvsoc.build(proj, TARGET, setup, defines=(QUIET,))
+            text = gvsoc.run(elf, TARGET, setup)
         except DeeployError as e:
             return str(e)
         bench = parse_bench(text)
@@ -927,7 +957,7 @@ def main(argv: list[str] | None = None) -> int:
     parts = args.only or ["ceiling", "kernels", "steps"]
     from deeploy_mlir.targets.boards import load_board
 
-    clock = load_board(BOARD).clock_hz
+    clock = load_board(board()).clock_hz
     isa = {"f": "", "zfinx": ", clang-19 Zfinx", "f-clang": ", clang-19 RV32F"}[args.isa]
     need_ceiling = "ceiling" in parts or "kernels" in parts or "step-kernels" in parts
     ceil = P.measure_ceiling() if need_ceiling else []

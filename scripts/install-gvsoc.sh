@@ -11,7 +11,8 @@
 # It installs GVSoC's Python run requirements (pip) and writes .gvsoc.json
 # ({"gvsoc_home", "pulp_runtime_home"}, git-ignored), which deeploy-mlir reads
 # when GVSOC_HOME / PULP_RUNTIME_HOME are not set. Nothing of GVSoC or
-# pulp-runtime is copied into the repository.
+# pulp-runtime is copied into the repository. Then it builds the Zfinx GVSoC
+# (scripts/build-gvsoc-zfinx.sh, at the end).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 shared=$(cd "$repo/.." && pwd)/shared/gvsoc
@@ -78,10 +79,30 @@ else
 fi
 
 python3 - "$repo/.gvsoc.json" "$home" "$prt" <<'EOF'
-import json, sys
+import json, os, sys
 path, home, prt = sys.argv[1:]
+cfg = {}
+if os.path.exists(path):  # keep the Zfinx build's record (scripts/build-gvsoc-zfinx.sh)
+    with open(path) as f:
+        old = json.load(f)
+    if isinstance(old, dict) and isinstance(old.get("gvsoc_zfinx_home"), str):
+        cfg["gvsoc_zfinx_home"] = old["gvsoc_zfinx_home"]
+cfg.update({"gvsoc_home": home, "pulp_runtime_home": prt})
 with open(path, "w") as f:
-    json.dump({"gvsoc_home": home, "pulp_runtime_home": prt}, f, indent=2)
+    json.dump(cfg, f, indent=2)
     f.write("\n")
 EOF
 echo "GVSoC: $home; pulp-runtime: $prt (recorded in .gvsoc.json)"
+
+# The GVSoC of the chip's own float ISA (Zfinx: the siracusa_zfinx board,
+# bench/gvsoc.py --isa zfinx, tests/test_calibration_zfinx.py): the PULP core
+# ISS modules built with upstream's register file over a copy of the install
+# above (scripts/build-gvsoc-zfinx.sh; 81 s at -j2, 2 s when built already).
+# It needs the GVSoC sources; DEEPLOY_NO_ZFINX_GVSOC=1 skips it.
+if [ "${DEEPLOY_NO_ZFINX_GVSOC:-0}" != 1 ]; then
+    if [ -f "${GVSOC_SRC:-$shared/gvsoc-src.tar.xz}" ]; then
+        GVSOC_BASE=$home bash "$repo/scripts/build-gvsoc-zfinx.sh"
+    else
+        echo "install-gvsoc.sh: no GVSoC sources (GVSOC_SRC): the Zfinx GVSoC is not built" >&2
+    fi
+fi

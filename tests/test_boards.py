@@ -24,10 +24,10 @@ from deeploy_mlir.targets.boards import (
 
 
 def test_the_shipped_boards() -> None:
-    assert available_boards() == ["gap9_evk", "pulp_slowram", "siracusa"]
+    assert available_boards() == ["gap9_evk", "pulp_slowram", "siracusa", "siracusa_zfinx"]
 
 
-@pytest.mark.parametrize("name", ["gap9_evk", "pulp_slowram", "siracusa"])
+@pytest.mark.parametrize("name", ["gap9_evk", "pulp_slowram", "siracusa", "siracusa_zfinx"])
 def test_board_loads_and_prints(name: str) -> None:
     b = load_board(name)
     assert b.name == name
@@ -168,6 +168,9 @@ BAD_FIELDS: list[tuple[str, dict[str, object], str]] = [
     ("rank_three", {"engines.mchan.rank": 3}, "engines.mchan.rank must be 1 or 2, got 3"),
     ("rank_zero", {"engines.mchan.rank": 0}, "engines.mchan.rank must be 1 or 2, got 0"),
     ("cores_zero", {"cores": 0}, "cores must be >= 1, got 0"),
+    ("isa_bad", {"isa": "rv64"}, "isa must be one of f, zfinx, got 'rv64'"),
+    ("isa_number", {"isa": 5}, "isa must be one of f, zfinx, got 5"),
+    ("isa_f_clang", {"isa": "f-clang"}, "isa must be one of f, zfinx, got 'f-clang'"),
     ("clock_zero", {"clock_hz": 0}, "clock_hz must be >= 1, got 0"),
     ("l1_zero", {"levels.L1": 0}, "levels.L1 must be >= 1, got 0"),
     ("l2_negative", {"levels.L2": -4}, "levels.L2 must be >= 1, got -4"),
@@ -245,14 +248,17 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
 def test_unknown_board_name() -> None:
     with pytest.raises(DeeployError) as e:
         load_board("sirakusa")
-    assert str(e.value) == "unknown board 'sirakusa' (available: gap9_evk, pulp_slowram, siracusa)"
+    assert (
+        str(e.value)
+        == "unknown board 'sirakusa' (available: gap9_evk, pulp_slowram, siracusa, siracusa_zfinx)"
+    )
 
 
 # --------------------------------------------------------------------------
 # the shipped boards
 
 
-@pytest.mark.parametrize("name", ["gap9_evk", "pulp_slowram", "siracusa"])
+@pytest.mark.parametrize("name", ["gap9_evk", "pulp_slowram", "siracusa", "siracusa_zfinx"])
 def test_shipped_board_is_complete(name: str) -> None:
     b = load_board(name)
     assert load_board(str(BOARDS_DIR / f"{name}.yaml")) == b  # by name == by path
@@ -262,7 +268,7 @@ def test_shipped_board_is_complete(name: str) -> None:
     assert all(0 < size < 1 << 32 for size in b.levels.values())
 
 
-@pytest.mark.parametrize("name", ["gap9_evk", "pulp_slowram", "siracusa"])
+@pytest.mark.parametrize("name", ["gap9_evk", "pulp_slowram", "siracusa", "siracusa_zfinx"])
 def test_every_number_says_where_it_comes_from(name: str) -> None:
     numbers = 0
     for line in (BOARDS_DIR / f"{name}.yaml").read_text().splitlines():
@@ -274,7 +280,8 @@ def test_every_number_says_where_it_comes_from(name: str) -> None:
     # kinds, and every optional family (depthwise, grouped, the strided
     # convolutions, the conv gradients, binary, transpose, batch_matmul);
     # and ram's issue, its 4 copy kinds, queue and chunk
-    extra = 1 + 4 + len(OPTIONAL_FAMILIES) + 1 + 4 + 2 if name == "siracusa" else 0
+    calibrated = name in ("siracusa", "siracusa_zfinx")
+    extra = 1 + 4 + len(OPTIONAL_FAMILIES) + 1 + 4 + 2 if calibrated else 0
     assert numbers == 2 + 3 + 2 * 3 + 6 + extra
 
 
@@ -350,3 +357,26 @@ def test_queue_chunk_and_row_transfers_default_and_are_checked(tmp_path: Path) -
         f = tmp_path / "b.yaml"
         f.write_text(yaml.safe_dump(edited(siracusa(), {path: bad})))
         assert _error(f).startswith(f"board '{f}': {path} {msg}"), _error(f)
+
+
+# --------------------------------------------------------------------------
+# the cores' float ISA: siracusa (the F GVSoC build) and siracusa_zfinx (the
+# chip's Zfinx cores) are one chip, kernels apart
+
+
+def test_isa_defaults_to_f_and_siracusa_zfinx_is_the_same_chip() -> None:
+    f, z = load_board("siracusa"), load_board("siracusa_zfinx")
+    assert (f.isa, z.isa, load_board("gap9_evk").isa) == ("f", "zfinx", "f")
+    # cores, clock, memories and DMA engines are the chip's (calibrate.py
+    # --isa zfinx copies them from siracusa.yaml); the kernels are the ISA's
+    assert (z.cores, z.clock_hz, z.levels, z.engines) == (f.cores, f.clock_hz, f.levels, f.engines)
+    assert z.kernels != f.kernels
+    assert set(z.kernels) == set(f.kernels)
+
+
+def test_board_prints_a_non_default_isa() -> None:
+    r = run_cli("board", "siracusa_zfinx")
+    assert r.code == 0, r.err
+    assert "float ISA: zfinx" in r.out
+    assert "float ISA" not in run_cli("board", "siracusa").out
+    assert json.loads(run_cli("board", "siracusa_zfinx", "--json").out)["isa"] == "zfinx"

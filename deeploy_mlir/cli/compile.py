@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deeploy_mlir.cli.options import config_of, inputs
+from deeploy_mlir.cli.options import board_isa, config_of, inputs
 from deeploy_mlir.config import CompileConfig
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.outputs import check_dir_output, check_file_output, write_file
@@ -143,6 +143,7 @@ def compile_model(
         lr=cfg.lr,
         l1_as_l2=cfg.l1_as_l2,
         profile=bool(getattr(args, "profile", False)),
+        gvsoc_isa=board_isa(cfg.board),
     )
     project = Project(
         module, model.params, data, opts, opt_state=model.opt_state, own_module=not keep_ir

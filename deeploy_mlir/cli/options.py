@@ -69,6 +69,17 @@ def board_of(args: argparse.Namespace) -> Board | None:
     return load_board(name or get_target(args.target).board)
 
 
+def board_isa(board: str | None) -> str:
+    """The cluster cores' float ISA of `board` (a shipped name or a YAML
+    path; None: the targets' boards, "f"): the emitted Makefile's GVSOC_ISA
+    default and the GVSoC build `--on gvsoc` and `report --measure` run."""
+    if board is None:
+        return "f"
+    from deeploy_mlir.targets.boards import load_board
+
+    return load_board(board).isa
+
+
 def _rlimit(args: argparse.Namespace) -> int | None:
     """--rlimit (None: tile-select's default); refused beside --pass-pipeline,
     whose tile-select carries its own."""

@@ -218,9 +218,11 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--board",
         default=None,
         metavar="NAME|PATH",
-        help="the board (siracusa, gap9_evk, pulp_slowram or a YAML file) whose capacities "
-        "(the default budgets) and cycle numbers to use; default with --regime: the target's "
-        "(siracusa for pulp-open, gap9_evk for gap9)",
+        help="the board (siracusa, siracusa_zfinx, gap9_evk, pulp_slowram or a YAML file) whose "
+        "capacities (the default budgets) and cycle numbers to use; default with --regime: the "
+        "target's (siracusa for pulp-open, gap9_evk for gap9). siracusa_zfinx: Siracusa's "
+        "kernels as the chip runs them (floats in the integer registers); its project's "
+        "`make gvsoc`, --on gvsoc and report --measure build for that ISA",
     )
 
 
@@ -418,7 +420,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Load BOARD (a shipped board's name, or a path to a YAML file), check "
         "every field, and print its cores, memory levels, DMA engines and kernel throughput.",
     )
-    bo.add_argument("board", help="board name (siracusa, gap9_evk, pulp_slowram) or YAML path")
+    bo.add_argument(
+        "board",
+        help="board name (siracusa, siracusa_zfinx, gap9_evk, pulp_slowram) or YAML path",
+    )
     bo.add_argument("--json", action="store_true", help="print the board as JSON")
     _test_parser(sub)
     from deeploy_mlir.cli.sweep_options import add_parser as _sweep_parser

@@ -80,8 +80,10 @@ def _measure_setup(args: argparse.Namespace) -> tuple[str, Any]:
         from deeploy_mlir.targets.target import get_target
 
         args.board = get_target(args.target).board
+    from deeploy_mlir.cli.options import board_isa
+
     try:
-        setup = find_setup()
+        setup = find_setup(board_isa(args.board))  # the GVSoC build of the board's cores
     except DeeployError as e:
         why = str(e)
         if why.startswith("--on gvsoc needs "):
@@ -113,7 +115,7 @@ def _measure(
         out = run(elf, model, setup, DEFAULT_TIMEOUT)
     progress.done()
     bench = parse_bench(out)
-    doc: dict[str, Any] = {"gvsoc_target": model}
+    doc: dict[str, Any] = {"gvsoc_target": model, "gvsoc_isa": setup.isa}
     ratio: dict[str, float] = {}
     for key in ("train", "optimizer"):
         got = bench.get(key) or []
@@ -131,7 +133,10 @@ def _measure(
 
 
 def _print_measured(m: dict[str, Any], board: str) -> None:
-    print(f"\nmeasured on GVSoC {m['gvsoc_target']} (this compile) against the model on {board}:")
+    isa = f", {m['gvsoc_isa']} cores" if m.get("gvsoc_isa", "f") != "f" else ""
+    print(
+        f"\nmeasured on GVSoC {m['gvsoc_target']}{isa} (this compile) against the model on {board}:"
+    )
     for key, what in (("train", "training step"), ("optimizer", "optimizer step")):
         if f"{key}_cycles" in m:
             print(
@@ -342,6 +347,8 @@ def cmd_board(args: argparse.Namespace) -> int:
         print(json.dumps(asdict(b), indent=2))
         return 0
     print(f"board {b.name}: {b.cores} cores at {b.clock_hz / 1e6:g} MHz")
+    if b.isa != "f":  # the default, separate float registers, goes unsaid
+        print(f"  float ISA: {b.isa} (the emitted Makefile's GVSOC_ISA default)")
     for lv, size in b.levels.items():
         print(f"  {lv}: {size} bytes")
     for e in b.engines.values():

@@ -69,8 +69,11 @@ def _gvsoc_check(args: argparse.Namespace) -> None:
         if args.gvsoc_target is not None or args.gvsoc_timeout != DEFAULT_TIMEOUT:
             raise DeeployError("--gvsoc-target and --gvsoc-timeout need --on gvsoc")
         return
+    from deeploy_mlir.cli.options import board_isa
+
     args.gvsoc_target = gvsoc_target(args.target, args.gvsoc_target)
-    args.gvsoc_setup = find_setup()
+    # the GVSoC build of the board's cores (--board siracusa_zfinx: Zfinx)
+    args.gvsoc_setup = find_setup(board_isa(getattr(args, "board", None)))
 
 
 def _gvsoc_build_and_run(args: argparse.Namespace, project_dir: Path) -> str:

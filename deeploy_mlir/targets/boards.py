@@ -5,6 +5,11 @@ A board is a YAML file (`deeploy_mlir/targets/boards/<name>.yaml`, or any path):
     name: siracusa
     cores: 8
     clock_hz: 360000000
+    isa: f            # optional (f): the cluster cores' float ISA the kernel
+                      # numbers are of: f (separate float registers) or zfinx
+                      # (floats in the integer registers, the real Siracusa's);
+                      # the emitted Makefile's GVSOC_ISA default, and the GVSoC
+                      # build `run --on gvsoc` / `report --measure` use
     levels: {L1: 262144, L2: 2097152, L3: 8388608}
     engines:
       mchan: {hop: L2-L1, bandwidth: 8.0, setup: 30, rank: 2, shared_request: false,
@@ -96,6 +101,10 @@ OPTIONAL_FAMILIES = {
     "gelu": "loss",
     "gelu_grad": "loss",
 }
+#: the cluster cores' float ISAs a board may name (deeploy_mlir.targets.gvsoc.ISAS
+#: less the compiler comparison f-clang): "f" separate float registers (RV32F),
+#: "zfinx" floats in the integer registers (the real Siracusa's cores)
+BOARD_ISAS = ("f", "zfinx")
 #: the copy kinds an engine's `copies` may give (direction x rank): "in"
 #: copies towards the smaller level (L2 -> L1), "out" away from it
 COPY_KINDS = ("in-1d", "in-2d", "out-1d", "out-2d")
@@ -161,6 +170,8 @@ class Board:
     #: family -> throughput: every KERNEL_FAMILIES and OPTIONAL_FAMILIES
     #: (an optional one the board leaves out is its stand-in's)
     kernels: dict[str, KernelThroughput]
+    #: the cluster cores' float ISA (BOARD_ISAS) the kernel numbers are of
+    isa: str = "f"
 
     def engine_between(self, a: str, b: str) -> Engine:
         """The engine that copies between levels `a` and `b` (either order)."""
@@ -255,7 +266,9 @@ def _parse(doc: Any, where: str) -> Board:
     c = _Checker(where)
     if doc is None:
         raise c.fail("", "is empty")
-    top = c.mapping(doc, "", ("name", "cores", "clock_hz", "levels", "engines", "kernels"))
+    top = c.mapping(
+        doc, "", ("name", "cores", "clock_hz", "levels", "engines", "kernels"), ("isa",)
+    )
     name = top["name"]
     if not isinstance(name, str) or not name:
         raise c.fail("name", f"must be a non-empty string, got {name!r}")
@@ -263,6 +276,9 @@ def _parse(doc: Any, where: str) -> Board:
     if cores > MAX_CORES:
         raise c.fail("cores", f"must be <= {MAX_CORES}, got {cores}")
     clock = c.integer(top["clock_hz"], "clock_hz", 1)
+    isa = top.get("isa", "f")
+    if not isinstance(isa, str) or isa not in BOARD_ISAS:
+        raise c.fail("isa", f"must be one of {', '.join(BOARD_ISAS)}, got {isa!r}")
     lv = c.mapping(top["levels"], "levels", LEVELS)
     levels = {k: c.integer(lv[k], f"levels.{k}", 1, MAX_BYTES) for k in LEVELS}
     if "L1" in levels and "L2" in levels and levels["L1"] > levels["L2"]:
@@ -286,7 +302,7 @@ def _parse(doc: Any, where: str) -> Board:
             c.non_negative(k.get("per_output", 0), f"{p}.per_output"),
             c.integer(k.get("cold", 0), f"{p}.cold", 0),
         )
-    return Board(name, cores, clock, levels, engines, kernels)
+    return Board(name, cores, clock, levels, engines, kernels, isa)
 
 
 def _engines(c: _Checker, doc: Any) -> dict[str, Engine]:

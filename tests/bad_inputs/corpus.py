@@ -1039,7 +1039,7 @@ case(
 case(
     "board_unknown_name",
     ["board", "sirakusa"],
-    "unknown board 'sirakusa' (available: gap9_evk, pulp_slowram, siracusa)",
+    "unknown board 'sirakusa' (available: gap9_evk, pulp_slowram, siracusa, siracusa_zfinx)",
 )
 
 
@@ -1056,7 +1056,7 @@ case(
 case(
     "regime_board_unknown",
     [*LOWER, "--board", "sirakusa"],
-    "unknown board 'sirakusa' (available: gap9_evk, pulp_slowram, siracusa)",
+    "unknown board 'sirakusa' (available: gap9_evk, pulp_slowram, siracusa, siracusa_zfinx)",
     save(mlp()),
 )
 case(

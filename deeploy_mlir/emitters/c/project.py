@@ -74,6 +74,9 @@ class EmitOptions:
     l1_as_l2: bool = False
     #: cycle probes around every kernel call, DMA copy and wait (emitters/c/profile.py)
     profile: bool = False
+    #: the cluster cores' float ISA the Makefile's `make gvsoc` builds for by
+    #: default (GVSOC_ISA): the board's (boards.BOARD_ISAS)
+    gvsoc_isa: str = "f"
 
 
 @dataclass
