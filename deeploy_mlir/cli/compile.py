@@ -143,7 +143,7 @@ def compile_model(
         lr=cfg.lr,
         l1_as_l2=cfg.l1_as_l2,
         profile=bool(getattr(args, "profile", False)),
-        gvsoc_isa=board_isa(cfg.board),
+        gvsoc_isa=board_isa(getattr(args, "board", None)),
     )
     project = Project(
         module, model.params, data, opts, opt_state=model.opt_state, own_module=not keep_ir
