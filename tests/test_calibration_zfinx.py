@@ -114,6 +114,8 @@ def _makefile_isa(tmp: Path, *opts: str) -> str:
     r = run_cli("lower", EXAMPLES / "mlp_small", "-o", out, "-q", *opts)
     assert r.code == 0, r.err
     lines = [ln for ln in (out / "Makefile").read_text().splitlines() if "GVSOC_ISA ?=" in ln]
+    # a line of its own (make reads `GVSOC_ISA ?= ...` only at a line start)
+    assert all(ln.startswith("GVSOC_ISA ?= ") for ln in lines), lines
     assert len(lines) == 1, lines
     return lines[0].split("?=")[1].strip()
 
