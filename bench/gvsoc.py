@@ -447,6 +447,12 @@ def _same_tiles_pipeline(
     return print_pipeline(passes)
 
 
+def _spec(tiling: str, buffering: str) -> tuple[str, str]:
+    """The CLI's (--tiling, --buffering) a configuration's pipeline starts
+    from: double buffering's for the configurations derived from it."""
+    return (tiling, "double" if buffering in DERIVED else buffering)
+
+
 def _custom(buffering: str) -> str | None:
     """The kind of _same_tiles_pipeline a configuration runs through, None:
     the CLI's own options (double and single on the target's board)."""
@@ -492,7 +498,7 @@ def predict(model: str, config: str, l2: int | None = None) -> Prediction:
     if kind is not None:
         from deeploy_mlir.pipeline import parse_pipeline
 
-        spec = (tiling, buffering)
+        spec = _spec(tiling, buffering)
         passes = parse_pipeline(_same_tiles_pipeline(EXAMPLES / model, run_l1, l2, kind, spec))
     else:
         passes = pipeline(cfg)
@@ -541,7 +547,8 @@ def _run_once(d: Path, config: str, model: str, l2: int | None, profile: bool) -
     run_l1, _ = _l1_opts(model, config)
     kind = _custom(buffering)
     if kind is not None:
-        opts = ["--pass-pipeline", _same_tiles_pipeline(d, run_l1, l2, kind, (tiling, buffering))]
+        spec = _spec(tiling, buffering)
+        opts = ["--pass-pipeline", _same_tiles_pipeline(d, run_l1, l2, kind, spec)]
         opts += ["--l1", str(run_l1)] if run_l1 is not None else []
     else:
         opts = ["--tiling", tiling, "--buffering", buffering]
