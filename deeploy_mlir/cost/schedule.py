@@ -250,7 +250,7 @@ class _Walker:
 
     def kernel(self, o: T.TrainingComputeOp) -> Run:
         c, macs, sim = self.ops[o], op_macs(o), self.sim
-        share = op_share(o, sim.board.cores)
+        share = op_share(o, sim.board.cores, sim.board.gemm_tiles)
         assert isinstance(o, T.IterationSpaceInterface)
         sizes = o.iteration_space().dims
         forks = [

@@ -152,6 +152,21 @@ class KernelThroughput:
 
 
 @dataclass(frozen=True)
+class GemmTiles:
+    """What runtime_c/kernels/gemm.c's micro-tiles cost beside its 4 x 4
+    body (the gemm family's `macs_per_cycle_per_core`, measured with every
+    core busy), each the cycles of one MAC relative to one of the body's:
+    `edge` in a 4 x 1 or 1 x 4 micro-tile (the edges of N and of a core's
+    rows), `single` in a 1 x 1 one, `alone` on a core whose FPU partner (the
+    core cores / 2 away, sharing its FPU) has no work left. 1.0 each: every
+    MAC costs the body's (deeploy_mlir/cost/kernels.py `gemm_share`)."""
+
+    edge: float = 1.0
+    single: float = 1.0
+    alone: float = 1.0
+
+
+@dataclass(frozen=True)
 class Board:
     name: str
     cores: int  # cores that compute (kernels split their work over them)
@@ -161,6 +176,8 @@ class Board:
     #: family -> throughput: every KERNEL_FAMILIES and OPTIONAL_FAMILIES
     #: (an optional one the board leaves out is its stand-in's)
     kernels: dict[str, KernelThroughput]
+    #: gemm.c's micro-tiles and FPU sharing (gemm and batch_matmul)
+    gemm_tiles: GemmTiles = GemmTiles()
 
     def engine_between(self, a: str, b: str) -> Engine:
         """The engine that copies between levels `a` and `b` (either order)."""
@@ -255,7 +272,9 @@ def _parse(doc: Any, where: str) -> Board:
     c = _Checker(where)
     if doc is None:
         raise c.fail("", "is empty")
-    top = c.mapping(doc, "", ("name", "cores", "clock_hz", "levels", "engines", "kernels"))
+    top = c.mapping(
+        doc, "", ("name", "cores", "clock_hz", "levels", "engines", "kernels"), ("gemm_tiles",)
+    )
     name = top["name"]
     if not isinstance(name, str) or not name:
         raise c.fail("name", f"must be a non-empty string, got {name!r}")
@@ -286,7 +305,11 @@ def _parse(doc: Any, where: str) -> Board:
             c.non_negative(k.get("per_output", 0), f"{p}.per_output"),
             c.integer(k.get("cold", 0), f"{p}.cold", 0),
         )
-    return Board(name, cores, clock, levels, engines, kernels)
+    gt = c.mapping(top.get("gemm_tiles", {}), "gemm_tiles", (), ("edge", "single", "alone"))
+    tiles = GemmTiles(
+        *(c.positive(gt.get(f, 1.0), f"gemm_tiles.{f}") for f in ("edge", "single", "alone"))
+    )
+    return Board(name, cores, clock, levels, engines, kernels, tiles)
 
 
 def _engines(c: _Checker, doc: Any) -> dict[str, Engine]:

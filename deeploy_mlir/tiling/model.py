@@ -321,7 +321,9 @@ class Kernel:
                     0,
                     int(k[1]),
                     cold,
-                    sp.share_of(tuple(int(v) for v in k[2:]), cores) if sp is not None else None,
+                    sp.share_of(tuple(int(v) for v in k[2:]), cores, self.board.gemm_tiles)
+                    if sp is not None
+                    else None,
                 )
                 for k in keys
             ]
