@@ -35,7 +35,6 @@ import argparse
 import re
 import sys
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 
 import gvsoc_probe as P
@@ -89,12 +88,18 @@ def fit(warm: list[int], call: int, per_output: float, rate: float) -> TilesFit:
     from deeploy_mlir.cost.kernels import gemm_micro_tiles
     from deeploy_mlir.targets.boards import GemmTiles
 
-    meas = [(w - call) / (per_output + k / rate) for (_, _, k, *_), w in zip(CASES, warm)]
+    meas = [
+        (w - call) / (per_output + k / rate) for (_, _, k, *_), w in zip(CASES, warm, strict=True)
+    ]
     tiles0 = [gemm_micro_tiles(m, n, CORES, 0) for m, n, *_ in CASES]
-    al = [(16 * t[0], b) for (*_, role), t, b in zip(CASES, tiles0, meas) if role == "alone"]
+    al = [
+        (16 * t[0], b)
+        for (*_, role), t, b in zip(CASES, tiles0, meas, strict=True)
+        if role == "alone"
+    ]
     alone = sum(x * y for x, y in al) / sum(x * x for x, _ in al)
     rows, ys = [], []
-    for (*_, role), t, b in zip(CASES, tiles0, meas):
+    for (*_, role), t, b in zip(CASES, tiles0, meas, strict=True):
         if role == "edge":
             rows.append([4 * t[1], t[2]])
             ys.append(b - 16 * t[0])
@@ -102,7 +107,7 @@ def fit(warm: list[int], call: int, per_output: float, rate: float) -> TilesFit:
     tiles = GemmTiles(round(float(edge), 3), round(float(single), 3), round(alone, 3))
     pts = [
         (m, n, k, f"{ta}{tb}", role, w, _predict(m, n, k, tiles), _predict(m, n, k, None))
-        for (m, n, k, ta, tb, role), w in zip(CASES, warm)
+        for (m, n, k, ta, tb, role), w in zip(CASES, warm, strict=True)
     ]
     return TilesFit(tiles.edge, tiles.single, tiles.alone, pts)
 
@@ -118,10 +123,11 @@ def measure(call: int, per_output: float, rate: float) -> TilesFit:
 
 def board_lines(f: TilesFit, cmd: str = CMD) -> str:
     n = {r: sum(p[4] == r for p in f.points) for r in ("alone", "edge", "held")}
+    fitted = max(f.error("alone"), f.error("edge"))
     return (
         f"# measured ({cmd}): gemm.c's micro-tiles beside the 4 x 4 body (bench/gemm_tiles.py\n"
         "# says how), each a MAC's cycles relative to the body's with every core busy;\n"
-        f"# {n['alone'] + n['edge']} probes fitted (worst {max(f.error('alone'), f.error('edge')):.0%}), "
+        f"# {n['alone'] + n['edge']} probes fitted (worst {fitted:.0%}), "
         f"{n['held']} held out (worst {f.error('held'):.0%})\n"
         "gemm_tiles:\n"
         f"  edge: {f.edge}  # measured: a 4 x 1 / 1 x 4 micro-tile's MAC\n"
@@ -133,7 +139,11 @@ def board_lines(f: TilesFit, cmd: str = CMD) -> str:
 def write_board(text: str, lines: str) -> str:
     """The board `text` with its gemm_tiles block (and the comment above it)
     replaced by `lines`, or `lines` appended."""
-    block = re.compile(r"(?:^# measured \(python bench/gemm_tiles\.py[^\n]*\n(?:#[^\n]*\n)*)?^gemm_tiles:\n(?:^  [^\n]*\n)*", re.M)
+    block = re.compile(
+        r"(?:^# measured \(python bench/gemm_tiles\.py[^\n]*\n(?:#[^\n]*\n)*)?"
+        r"^gemm_tiles:\n(?:^  [^\n]*\n)*",
+        re.M,
+    )
     if block.search(text):
         return block.sub(lambda _: lines, text, count=1)
     return text.rstrip("\n") + "\n" + lines
@@ -166,7 +176,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         BOARD.write_text(write_board(BOARD.read_text(), lines))
         print(f"wrote {BOARD.relative_to(ROOT)}")
-    _ = Fraction
     return 0
 
 

@@ -10,7 +10,6 @@ N // 4 of 1 x 4 and N % 4 of 1 x 1."""
 from __future__ import annotations
 
 from fractions import Fraction
-
 from pathlib import Path
 
 import pytest
@@ -106,8 +105,8 @@ def test_board_checks_gemm_tiles(tmp_path: Path) -> None:
     f.write_text(text)
     assert load_board(str(f)).gemm_tiles == GemmTiles()
     f.write_text(text + "gemm_tiles: {single: 0}\n")
-    with pytest.raises(DeeployError, match="gemm_tiles.single must be > 0"):
+    with pytest.raises(DeeployError, match=r"gemm_tiles\.single must be > 0"):
         load_board(str(f))
     f.write_text(text + "gemm_tiles: {wide: 2}\n")
-    with pytest.raises(DeeployError, match="gemm_tiles.wide is not a known field"):
+    with pytest.raises(DeeployError, match=r"gemm_tiles\.wide is not a known field"):
         load_board(str(f))
