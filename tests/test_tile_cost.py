@@ -106,7 +106,7 @@ def replace_kernel(op: T.TrainingComputeOp, buffers: int) -> CostModel:
 def test_a_gemm_pair_derived_by_hand() -> None:
     """gemm y = x w^T, M=24, N=2, K=512 (f32), double-buffered, tiles of M rows
     (N and K whole): 12 rows (2 tiles) against 8 rows (3 tiles). (The
-    micro-tiles' weights: tests/test_gemm_tiles.py.)
+    micro-tiles' weights: tests/test_micro_tiles.py.)
 
     Per copy on mchan: its kind's setup + ceil(bytes / bandwidth), and the
     cluster's `issue` cycles to program it; per kernel call: `call` +

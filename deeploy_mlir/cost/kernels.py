@@ -32,7 +32,7 @@ from xdsl.ir.affine import AffineDimExpr
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
-from deeploy_mlir.targets.boards import GemmTiles
+from deeploy_mlir.targets.boards import ConvTiles, GemmTiles
 
 #: kernel family of each compute op, by op name (the board gives a
 #: throughput per family). Softmax, gelu and its gradient (exp, erf in
@@ -199,6 +199,9 @@ class Fork:
     macs: Terms
     outputs: Terms
     calls: int = 1
+    #: conv.c's one-channel path (`narrow_macs`): (the channel dim its
+    #: blocks of 4 split, the width dim), None: not a conv of that path
+    narrow: tuple[int, int] | None = None
 
 
 def op_forks(op: T.TrainingComputeOp) -> list[Fork]:
@@ -215,7 +218,8 @@ def op_forks(op: T.TrainingComputeOp) -> list[Fork]:
         space = mac_terms(op)[0][1] if "dX" in grads or "dW" in grads else ()
         forks = []
         if "dX" in grads:
-            forks.append(Fork(f"{fam}_dx", ((1, space),), (by["dX"],)))
+            nar = (T.CONV_CG, T.CONV_IW) if fam == "conv" else None
+            forks.append(Fork(f"{fam}_dx", ((1, space),), (by["dX"],), 1, nar))
         if "dW" in grads or "dB" in grads:
             m: list[tuple[int, tuple[int, ...]]] = [(1, space)] if "dW" in grads else []
             if "dB" in grads:
@@ -223,7 +227,26 @@ def op_forks(op: T.TrainingComputeOp) -> list[Fork]:
             o = tuple(by[g] for g in ("dW", "dB") if g in by)
             forks.append(Fork(f"{fam}_dw", tuple(m), o))
         return forks
-    return [Fork(fam, tuple(mac_terms(op)), outs, op_calls(op))]
+    nar = (T.CONV_M, T.CONV_OW) if fam == "conv" and isinstance(op, T.Conv2dOp) else None
+    return [Fork(fam, tuple(mac_terms(op)), outs, op_calls(op), nar)]
+
+
+def narrow_macs(
+    f: Fork, sizes: tuple[int, ...] | list[int] | dict[int, int], macs: int, t: ConvTiles
+) -> int:
+    """`macs` of fork `f` at loop sizes `sizes` as its kernel's time counts
+    them: in runtime_c/kernels/conv.c (forward, input gradient; stride 1,
+    one group) the last channels % 4 of the channels its blocks of 4 split
+    run one channel at a time (MB 1), and on planes narrower than 8 columns
+    column by column (`dm_conv_rows`/`dm_dgrad_rows`' edge tiles): their
+    share of the MACs, channels % 4 of channels, costs `t.narrow` x."""
+    if f.narrow is None or t.narrow == 1.0:
+        return macs
+    ch, width = (int(sizes[d]) for d in f.narrow)
+    if width >= 8 or ch % 4 == 0 or ch <= 0:
+        return macs
+    extra = Fraction(macs * (ch % 4), ch) * (Fraction(repr(t.narrow)) - 1)
+    return macs + math.ceil(extra)
 
 
 def term_sum(terms: Terms, sizes: tuple[int, ...]) -> int:

@@ -51,7 +51,14 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from deeploy_mlir.cost.events import Simulator, Timeline
-from deeploy_mlir.cost.kernels import kernel_family, op_forks, op_macs, op_share, term_sum
+from deeploy_mlir.cost.kernels import (
+    kernel_family,
+    narrow_macs,
+    op_forks,
+    op_macs,
+    op_share,
+    term_sum,
+)
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
@@ -256,7 +263,7 @@ class _Walker:
         forks = [
             (
                 f.family,
-                term_sum(f.macs, sizes),
+                narrow_macs(f, sizes, term_sum(f.macs, sizes), sim.board.conv_tiles),
                 f.calls,
                 term_sum(f.outputs, sizes),
                 (o.name, f.family),

@@ -167,6 +167,19 @@ class GemmTiles:
 
 
 @dataclass(frozen=True)
+class ConvTiles:
+    """What runtime_c/kernels/conv.c's one-channel path costs beside the
+    conv families' fits: a block of fewer than 4 channels (the last
+    channels % 4 of the output channels of the forward, of the input
+    channels of the input gradient) runs one channel at a time, and on
+    planes narrower than 8 columns column by column (1 x 1 micro-tiles):
+    `narrow`, the cycles of one of its MACs relative to the family's. 1.0:
+    no such cost (deeploy_mlir/cost/kernels.py `narrow_macs`)."""
+
+    narrow: float = 1.0
+
+
+@dataclass(frozen=True)
 class Board:
     name: str
     cores: int  # cores that compute (kernels split their work over them)
@@ -178,6 +191,8 @@ class Board:
     kernels: dict[str, KernelThroughput]
     #: gemm.c's micro-tiles and FPU sharing (gemm and batch_matmul)
     gemm_tiles: GemmTiles = GemmTiles()
+    #: conv.c's one-channel path on narrow planes (conv and conv_dx)
+    conv_tiles: ConvTiles = ConvTiles()
 
     def engine_between(self, a: str, b: str) -> Engine:
         """The engine that copies between levels `a` and `b` (either order)."""
@@ -273,7 +288,10 @@ def _parse(doc: Any, where: str) -> Board:
     if doc is None:
         raise c.fail("", "is empty")
     top = c.mapping(
-        doc, "", ("name", "cores", "clock_hz", "levels", "engines", "kernels"), ("gemm_tiles",)
+        doc,
+        "",
+        ("name", "cores", "clock_hz", "levels", "engines", "kernels"),
+        ("gemm_tiles", "conv_tiles"),
     )
     name = top["name"]
     if not isinstance(name, str) or not name:
@@ -309,7 +327,9 @@ def _parse(doc: Any, where: str) -> Board:
     tiles = GemmTiles(
         *(c.positive(gt.get(f, 1.0), f"gemm_tiles.{f}") for f in ("edge", "single", "alone"))
     )
-    return Board(name, cores, clock, levels, engines, kernels, tiles)
+    ct = c.mapping(top.get("conv_tiles", {}), "conv_tiles", (), ("narrow",))
+    conv = ConvTiles(c.positive(ct.get("narrow", 1.0), "conv_tiles.narrow"))
+    return Board(name, cores, clock, levels, engines, kernels, tiles, conv)
 
 
 def _engines(c: _Checker, doc: Any) -> dict[str, Engine]:

@@ -1,10 +1,11 @@
 """Measure what runtime_c/kernels/gemm.c's micro-tiles cost beside its 4 x 4
-body, on GVSoC siracusa, for the board's `gemm_tiles`
-(deeploy_mlir/targets/boards.py `GemmTiles`; the cycle model's
-`gemm_share`).
+body, and conv.c's one-channel path beside the conv families' fits, on
+GVSoC siracusa, for the board's `gemm_tiles` and `conv_tiles`
+(deeploy_mlir/targets/boards.py `GemmTiles`, `ConvTiles`; the cycle model's
+`gemm_share` and `narrow_macs`).
 
-    python bench/gemm_tiles.py            # measure, print the fit and the board lines
-    python bench/gemm_tiles.py --write    # and write them into the siracusa board
+    python bench/micro_tiles.py            # measure, print the fits and the board lines
+    python bench/micro_tiles.py --write    # and write them into the siracusa board
 
 The gemm family's fit (bench/calibrate.py) prices a MAC at the 4 x 4 body's
 rate with every core busy. Two things it cannot see (about 20 seconds of
@@ -22,6 +23,14 @@ probes, each call after another kernel's and then again; the warm call):
   same micro-tiles as its FPU partner (all contended): busiest = 16 x 4x4 +
   4 x edge x 4x1 + single x 1x1 (least squares).
 
+* `narrow` (conv_tiles): conv.c's forward and input gradient split their
+  channels (output, input) in blocks of 4; the last channels % 4 run one
+  channel at a time, and on planes narrower than 8 column by column (1 x 1
+  edge tiles): probes of 2-6 channels on 4 x 4 planes measure 3-8x the
+  family's prediction. Fitted: (warm - call - per_output x outputs / 8) /
+  (MACs / 8 / rate) = 1 + (narrow - 1) x (channels % 4) / channels (least
+  squares over the fitted probes, the family's numbers held fixed).
+
 Per probe the busiest core's work is measured as (warm - call) / (per_output
 + K / rate), with the board's gemm call, per_output and rate (the body's),
 in MACs per step of k; the micro-tiles each core gets are
@@ -32,16 +41,18 @@ in MACs per step of k; the micro-tiles each core gets are
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import gvsoc_probe as P
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARD = ROOT / "deeploy_mlir" / "targets" / "boards" / "siracusa.yaml"
-CMD = "python bench/gemm_tiles.py --write"
+CMD = "python bench/micro_tiles.py --write"
 CORES = 8
 
 #: (M, N, K, trans_a, trans_b, role): "alone" (4 x 4 tiles on cores 0-3
@@ -121,11 +132,103 @@ def measure(call: int, per_output: float, rate: float) -> TilesFit:
     return fit([cyc[i][1] for i in range(len(CASES))], call, per_output, rate)
 
 
+#: conv probes (N, C, M, plane, k, kernel, role): kernel "fwd" (narrow output
+#: channels) or "dX" (narrow input channels); "fit" or "held"
+CONV_CASES = [
+    (2, 3, 8, 4, 3, "dX", "fit"), (2, 2, 8, 4, 3, "dX", "fit"), (2, 6, 8, 4, 3, "dX", "fit"),
+    (1, 3, 4, 4, 3, "dX", "fit"), (2, 8, 3, 4, 3, "fwd", "fit"), (2, 8, 2, 4, 3, "fwd", "fit"),
+    (2, 8, 6, 4, 3, "fwd", "fit"), (2, 3, 8, 6, 3, "dX", "held"), (2, 4, 3, 6, 3, "fwd", "held"),
+    (2, 3, 3, 8, 3, "dX", "held"), (2, 3, 3, 8, 3, "fwd", "held"),
+]  # fmt: skip
+
+
+@dataclass
+class NarrowFit:
+    narrow: float
+    #: (case, measured warm, predicted with the fit, predicted with 1.0)
+    points: list[tuple[tuple[int, int, int, int, int, str, str], int, int, int]]
+
+    def error(self, role: str) -> float:
+        errs = [abs(p - w) / w for c, w, p, _ in self.points if c[6] == role]
+        return max(errs) if errs else 0.0
+
+
+def _conv_predict(case: tuple[int, int, int, int, int, str, str], narrow: float) -> int:
+    from deeploy_mlir.cost.events import compute_cycles
+    from deeploy_mlir.targets.boards import load_board
+
+    n, c, m, h, k, which, _ = case
+    b = load_board("siracusa")
+    fam = "conv" if which == "fwd" else "conv_dx"
+    ch = m if which == "fwd" else c
+    macs = n * m * h * h * c * k * k
+    outs = n * (m if which == "fwd" else c) * h * h
+    frac = Fraction(ch % 4, ch) if h < 8 else Fraction(0)
+    eff = macs + math.ceil(macs * frac * (Fraction(repr(narrow)) - 1))
+    return compute_cycles(b, fam, eff, 1, 0, outs, 0)
+
+
+def measure_narrow() -> NarrowFit:
+    """Probe CONV_CASES at 8 cores (the warm call) and fit `narrow`."""
+    import calibrate as C
+
+    from deeploy_mlir.targets.boards import load_board
+
+    b = load_board("siracusa")
+    cases = []
+    for n, c, m, h, k, which, _ in CONV_CASES:
+        fwd, dx, _dw = P.conv("narrow", n, c, m, h, k, 1, "")
+        cases.append(fwd if which == "fwd" else dx)
+    cyc = C.measure_cold_warm(cases)
+    num = den = 0.0
+    for i, (n, c, m, h, k, which, role) in enumerate(CONV_CASES):
+        if role != "fit":
+            continue
+        kt = b.kernels["conv" if which == "fwd" else "conv_dx"]
+        ch = m if which == "fwd" else c
+        frac = (ch % 4) / ch if h < 8 else 0.0
+        outs = n * (m if which == "fwd" else c) * h * h
+        body = n * m * h * h * c * k * k / CORES / kt.macs_per_cycle_per_core
+        y = (cyc[i][1] - kt.call - kt.per_output * outs / CORES) / body - 1
+        num += y * frac
+        den += frac * frac
+    narrow = round(1 + num / den, 3)
+    pts = [
+        (case, cyc[i][1], _conv_predict(case, narrow), _conv_predict(case, 1.0))
+        for i, case in enumerate(CONV_CASES)
+    ]
+    return NarrowFit(narrow, pts)
+
+
+def narrow_lines(f: NarrowFit, cmd: str = CMD) -> str:
+    n_fit = sum(c[6] == "fit" for c, *_ in f.points)
+    return (
+        f"# measured ({cmd}): conv.c's one-channel path on planes narrower than 8\n"
+        f"# (bench/micro_tiles.py says how); {n_fit} probes fitted (worst {f.error('fit'):.0%}), "
+        f"{len(f.points) - n_fit} held out (worst {f.error('held'):.0%})\n"
+        "conv_tiles:\n"
+        f"  narrow: {f.narrow}  # measured: a MAC of the last channels % 4 / the family's\n"
+    )
+
+
+def narrow_table(f: NarrowFit) -> str:
+    out = [
+        "| N C M plane k | kernel | role | measured | model | model, 1.0 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (n, c, m, h, k, which, role), w, p, p0 in f.points:
+        out.append(
+            f"| {n} {c} {m} {h}x{h} k{k} | {which} | {role} | {w} | {p} ({(p - w) / w:+.0%}) "
+            f"| {p0} ({(p0 - w) / w:+.0%}) |"
+        )
+    return "\n".join(out)
+
+
 def board_lines(f: TilesFit, cmd: str = CMD) -> str:
     n = {r: sum(p[4] == r for p in f.points) for r in ("alone", "edge", "held")}
     fitted = max(f.error("alone"), f.error("edge"))
     return (
-        f"# measured ({cmd}): gemm.c's micro-tiles beside the 4 x 4 body (bench/gemm_tiles.py\n"
+        f"# measured ({cmd}): gemm.c's micro-tiles beside the 4 x 4 body (bench/micro_tiles.py\n"
         "# says how), each a MAC's cycles relative to the body's with every core busy;\n"
         f"# {n['alone'] + n['edge']} probes fitted (worst {fitted:.0%}), "
         f"{n['held']} held out (worst {f.error('held'):.0%})\n"
@@ -136,12 +239,12 @@ def board_lines(f: TilesFit, cmd: str = CMD) -> str:
     )
 
 
-def write_board(text: str, lines: str) -> str:
-    """The board `text` with its gemm_tiles block (and the comment above it)
+def write_board(text: str, lines: str, key: str = "gemm_tiles") -> str:
+    """The board `text` with its `key` block (and the comment above it)
     replaced by `lines`, or `lines` appended."""
     block = re.compile(
-        r"(?:^# measured \(python bench/gemm_tiles\.py[^\n]*\n(?:#[^\n]*\n)*)?"
-        r"^gemm_tiles:\n(?:^  [^\n]*\n)*",
+        r"(?:^# measured \(python bench/micro_tiles\.py[^\n]*\n(?:#[^\n]*\n)*)?"
+        rf"^{key}:\n(?:^  [^\n]*\n)*",
         re.M,
     )
     if block.search(text):
@@ -173,8 +276,13 @@ def main(argv: list[str] | None = None) -> int:
     print(table(f) + "\n")
     lines = board_lines(f)
     print(lines)
+    nf = measure_narrow()
+    print(narrow_table(nf) + "\n")
+    conv = narrow_lines(nf)
+    print(conv)
     if args.write:
-        BOARD.write_text(write_board(BOARD.read_text(), lines))
+        text = write_board(BOARD.read_text(), lines)
+        BOARD.write_text(write_board(text, conv, "conv_tiles"))
         print(f"wrote {BOARD.relative_to(ROOT)}")
     return 0
 

@@ -1,6 +1,6 @@
 """gemm.c's micro-tiles in the cycle model (deeploy_mlir/cost/kernels.py
 `gemm_micro_tiles`, `gemm_share`; the board's `gemm_tiles`, measured by
-bench/gemm_tiles.py). Every count here is derived by hand from
+bench/micro_tiles.py). Every count here is derived by hand from
 runtime_c/kernels/gemm.c's dealing: dm_tiles (M, N >= 4, M not a multiple of
 32 on 8 cores) deals the ceil(M/4) x ceil(N/4) tiles of 4 x 4 by dm_chunk
 (ceil(units / 8) consecutive units a core); dm_rows deals the rows by
@@ -75,7 +75,7 @@ def test_the_measured_board_prefers_fewer_busier_cores_to_one_by_one_tiles() -> 
     """mlp_wide's fc2 (M 8, N 24, K 64, y = x w^T) at an L1 arena of 4,096
     bytes: tiles of N 3 (8 tiles; each core one row of three 1 x 1) against
     N 6 (4 tiles; cores 0-3 one 4 x 4 each). Measured on GVSoC
-    (bench/gemm_tiles.py's probes, warm calls): 1,560 and 2,916 cycles a
+    (bench/micro_tiles.py's probes, warm calls): 1,560 and 2,916 cycles a
     call, 12,480 against 11,664 for the product. With siracusa's gemm_tiles
     the kernel's cycles rank them so; with every weight 1 the other way."""
     from deeploy_mlir.cost.events import compute_cycles
@@ -107,6 +107,62 @@ def test_board_checks_gemm_tiles(tmp_path: Path) -> None:
     f.write_text(text + "gemm_tiles: {single: 0}\n")
     with pytest.raises(DeeployError, match=r"gemm_tiles\.single must be > 0"):
         load_board(str(f))
+    f.write_text(text + "conv_tiles: {narrow: -1}\n")
+    with pytest.raises(DeeployError, match=r"conv_tiles\.narrow must be > 0"):
+        load_board(str(f))
     f.write_text(text + "gemm_tiles: {wide: 2}\n")
     with pytest.raises(DeeployError, match=r"gemm_tiles\.wide is not a known field"):
         load_board(str(f))
+
+
+def test_narrow_channel_blocks_on_narrow_planes_cost_their_weight() -> None:
+    """conv.c's one-channel path (`narrow_macs`): the forward splits its
+    output channels, the input gradient its input channels, in blocks of 4;
+    the last channels % 4 go one at a time, column by column on planes
+    narrower than 8. Derived by hand with narrow = 5: 3 of 3 channels on a
+    4 x 4 plane: every MAC 5x; 6 channels: 2 of 6; 8 channels (two blocks of
+    4) or a plane 8 wide: none."""
+    from deeploy_mlir.cost.kernels import Fork, narrow_macs
+    from deeploy_mlir.dialects import training as T
+    from deeploy_mlir.targets.boards import ConvTiles
+
+    t = ConvTiles(5.0)
+    fwd = Fork("conv", (), (), 1, (T.CONV_M, T.CONV_OW))
+    sizes = [2, 3, 8, 4, 4, 3, 3, 4, 4]  # N M C OH OW KH KW IH IW
+    assert narrow_macs(fwd, sizes, 6912, t) == 6912 * 5
+    sizes[T.CONV_M] = 6  # blocks 4 + 2: 2 / 6 of the MACs 5x
+    assert narrow_macs(fwd, sizes, 13824, t) == 13824 + 13824 * 2 // 6 * 4
+    sizes[T.CONV_M] = 8
+    assert narrow_macs(fwd, sizes, 18432, t) == 18432
+    sizes[T.CONV_M], sizes[T.CONV_OW] = 3, 8  # 8 wide: conv.c's 1 x 8 tiles
+    assert narrow_macs(fwd, sizes, 1000, t) == 1000
+    dx = Fork("conv_dx", (), (), 1, (T.CONV_CG, T.CONV_IW))
+    assert narrow_macs(dx, [2, 8, 3, 4, 4, 3, 3, 4, 4], 6912, t) == 6912 * 5
+    assert narrow_macs(dx, [2, 8, 3, 4, 4, 3, 3, 4, 4], 6912, ConvTiles()) == 6912
+    # a fork not of that path (dW, strided, grouped): none
+    assert narrow_macs(Fork("conv_dw", (), ()), [2, 8, 3, 4, 4, 3, 3, 4, 4], 6912, t) == 6912
+
+
+def test_conv_forks_name_their_channel_and_width_dims() -> None:
+    """The forward's fork: output channels (M) and output width; the input
+    gradient's: input channels (CG) and input width; the weight gradient's:
+    none (its units are channel blocks x taps, not this path)."""
+    from xdsl.parser import Parser
+
+    from deeploy_mlir.cost.kernels import op_forks
+    from deeploy_mlir.dialects import training as T
+    from deeploy_mlir.pipeline import make_context
+
+    text = """func.func @training_step(%x: memref<2x3x4x4xf32, "L1">, %w: memref<8x3x3x3xf32, "L1">,
+        %dy: memref<2x8x4x4xf32, "L1">, %dx: memref<2x3x4x4xf32, "L1">,
+        %dw: memref<8x3x3x3xf32, "L1">) {
+      training.conv2d_grad ins(%dy, %x, %w : memref<2x8x4x4xf32, "L1">, memref<2x3x4x4xf32, "L1">,
+          memref<8x3x3x3xf32, "L1">) outs(%dx, %dw : memref<2x3x4x4xf32, "L1">,
+          memref<8x3x3x3xf32, "L1">) {grads = ["dX", "dW"], pads = array<i64: 1, 1, 1, 1>}
+      func.return
+    }"""
+    m = Parser(make_context(), text).parse_module()
+    op = next(o for o in m.walk() if isinstance(o, T.Conv2dGradOp))
+    dx, dw = op_forks(op)
+    assert (dx.family, dx.narrow) == ("conv_dx", (T.CONV_CG, T.CONV_IW))
+    assert (dw.family, dw.narrow) == ("conv_dw", None)
