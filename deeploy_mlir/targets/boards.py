@@ -28,6 +28,10 @@ A board is a YAML file (`deeploy_mlir/targets/boards/<name>.yaml`, or any path):
       conv_dw: {...}            # its weight gradient; also depthwise_dx/_dw, grouped_dx/_dw,
                                 # strided convs conv_s, conv_s_dx/_dw, grouped_s(_dx/_dw),
                                 # binary, transpose, batch_matmul (OPTIONAL_FAMILIES)
+    gemm_tiles: {edge: 1.3, single: 2.0, alone: 0.75}  # optional (1.0 each): gemm.c's
+                                # 4x1/1x4 and 1x1 micro-tiles' MACs, and a core's whose FPU
+                                # partner idles, relative to the 4x4 body's (`GemmTiles`)
+    conv_tiles: {narrow: 13}    # optional (1.0): conv.c's one-channel path (`ConvTiles`)
 
 Every field is checked by the small schema below (no schema library); a bad
 file is one DeeployError naming the file and the field path, e.g.
