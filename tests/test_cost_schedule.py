@@ -121,8 +121,13 @@ def test_a_hand_computed_two_op_schedule(board: Board) -> None:
     m_a = dma(board, "L2-L1", 64)  # one tile of a
     m_y = dma(board, "L2-L1", 64)  # one tile of y
     # M N K of one tile: gemm splits its M = 2 rows over the cores, so the
-    # cluster takes one core's row: 8 x 8 MACs at one core's throughput
-    c = math.ceil(8 * 8 / board.kernels["gemm"].macs_per_cycle_per_core)
+    # cluster takes one core's row: 8 x 8 MACs at one core's throughput; the
+    # row is two 1 x 4 micro-tiles (`edge` x the body's cycles a MAC) on
+    # cores 0 and 1, whose FPU partners 4 and 5 idle (`alone`)
+    gt = board.gemm_tiles
+    weight = Fraction(repr(gt.edge)) * Fraction(repr(gt.alone))
+    rate = Fraction(repr(board.kernels["gemm"].macs_per_cycle_per_core))
+    c = math.ceil(8 * 8 * weight / rate)
     e = mac(board, "elementwise", 4 * 8)
     # the cluster waits for w in L2 (r), then w in L1 (r + m_w; tile 0 queues
     # behind it on the cluster DMA) and tile 0: t0 = r + m_w + m_a. Tile 1's

@@ -105,7 +105,8 @@ def replace_kernel(op: T.TrainingComputeOp, buffers: int) -> CostModel:
 
 def test_a_gemm_pair_derived_by_hand() -> None:
     """gemm y = x w^T, M=24, N=2, K=512 (f32), double-buffered, tiles of M rows
-    (N and K whole): 12 rows (2 tiles) against 8 rows (3 tiles).
+    (N and K whole): 12 rows (2 tiles) against 8 rows (3 tiles). (The
+    micro-tiles' weights: tests/test_micro_tiles.py.)
 
     Per copy on mchan: its kind's setup + ceil(bytes / bandwidth), and the
     cluster's `issue` cycles to program it; per kernel call: `call` +
@@ -127,8 +128,12 @@ def test_a_gemm_pair_derived_by_hand() -> None:
 
     def kernel(rows: int) -> int:
         busiest = math.ceil(rows / cores)  # rows of the busiest core
-        per_output = math.ceil(busiest * 2 * Fraction(repr(k.per_output)))
-        macs = busiest * 2 * 512
+        # fewer than 4 rows a core, N = 2: two 1 x 1 micro-tiles a row, each
+        # MAC `single` x the body's; every core's FPU partner (core + 4) has
+        # as many rows (12 rows: cores 0-5 two each; 8: one each)
+        single = Fraction(repr(BOARD.gemm_tiles.single))
+        per_output = math.ceil(busiest * 2 * single * Fraction(repr(k.per_output)))
+        macs = busiest * 2 * 512 * single
         return k.call + per_output + math.ceil(macs / Fraction(repr(k.macs_per_cycle_per_core)))
 
     def by_hand(rows: int) -> int:

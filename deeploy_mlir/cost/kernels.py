@@ -32,6 +32,7 @@ from xdsl.ir.affine import AffineDimExpr
 
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
+from deeploy_mlir.targets.boards import ConvTiles, GemmTiles
 
 #: kernel family of each compute op, by op name (the board gives a
 #: throughput per family). Softmax, gelu and its gradient (exp, erf in
@@ -198,6 +199,9 @@ class Fork:
     macs: Terms
     outputs: Terms
     calls: int = 1
+    #: conv.c's one-channel path (`narrow_macs`): (the channel dim its
+    #: blocks of 4 split, the width dim), None: not a conv of that path
+    narrow: tuple[int, int] | None = None
 
 
 def op_forks(op: T.TrainingComputeOp) -> list[Fork]:
@@ -214,7 +218,8 @@ def op_forks(op: T.TrainingComputeOp) -> list[Fork]:
         space = mac_terms(op)[0][1] if "dX" in grads or "dW" in grads else ()
         forks = []
         if "dX" in grads:
-            forks.append(Fork(f"{fam}_dx", ((1, space),), (by["dX"],)))
+            nar = (T.CONV_CG, T.CONV_IW) if fam == "conv" else None
+            forks.append(Fork(f"{fam}_dx", ((1, space),), (by["dX"],), 1, nar))
         if "dW" in grads or "dB" in grads:
             m: list[tuple[int, tuple[int, ...]]] = [(1, space)] if "dW" in grads else []
             if "dB" in grads:
@@ -222,7 +227,26 @@ def op_forks(op: T.TrainingComputeOp) -> list[Fork]:
             o = tuple(by[g] for g in ("dW", "dB") if g in by)
             forks.append(Fork(f"{fam}_dw", tuple(m), o))
         return forks
-    return [Fork(fam, tuple(mac_terms(op)), outs, op_calls(op))]
+    nar = (T.CONV_M, T.CONV_OW) if fam == "conv" and isinstance(op, T.Conv2dOp) else None
+    return [Fork(fam, tuple(mac_terms(op)), outs, op_calls(op), nar)]
+
+
+def narrow_macs(
+    f: Fork, sizes: tuple[int, ...] | list[int] | dict[int, int], macs: int, t: ConvTiles
+) -> int:
+    """`macs` of fork `f` at loop sizes `sizes` as its kernel's time counts
+    them: in runtime_c/kernels/conv.c (forward, input gradient; stride 1,
+    one group) the last channels % 4 of the channels its blocks of 4 split
+    run one channel at a time (MB 1), and on planes narrower than 8 columns
+    column by column (`dm_conv_rows`/`dm_dgrad_rows`' edge tiles): their
+    share of the MACs, channels % 4 of channels, costs `t.narrow` x."""
+    if f.narrow is None or t.narrow == 1.0:
+        return macs
+    ch, width = (int(sizes[d]) for d in f.narrow)
+    if width >= 8 or ch % 4 == 0 or ch <= 0:
+        return macs
+    extra = Fraction(macs * (ch % 4), ch) * (Fraction(repr(t.narrow)) - 1)
+    return macs + math.ceil(extra)
 
 
 def term_sum(terms: Terms, sizes: tuple[int, ...]) -> int:
@@ -303,37 +327,76 @@ class Split:
     the sizes of `dims` in whole units, dm_chunk (runtime_c/include/
     dm_common.h: ceil(units / cores) to a core); "gemm": the M x N outputs of
     one product (`dims` = (M, N)) as runtime_c/kernels/gemm.c splits them
-    (`gemm_share`), once per product of a batched matmul (each product is
-    split alone)."""
+    (`gemm_share`, its micro-tiles weighted by the board's `GemmTiles`),
+    once per product of a batched matmul (each product is split alone)."""
 
     kind: str
     dims: tuple[int, ...]
 
-    def share(self, sizes: tuple[int, ...] | list[int], cores: int) -> Fraction:
+    def share(
+        self, sizes: tuple[int, ...] | list[int], cores: int, tiles: GemmTiles | None = None
+    ) -> Fraction:
         """The busiest core's share for loop sizes `sizes` (the op's or a tile's)."""
-        return self.share_of(tuple(int(sizes[d]) for d in self.dims), cores)
+        return self.share_of(tuple(int(sizes[d]) for d in self.dims), cores, tiles)
 
-    def share_of(self, vals: tuple[int, ...], cores: int) -> Fraction:
+    def share_of(
+        self, vals: tuple[int, ...], cores: int, tiles: GemmTiles | None = None
+    ) -> Fraction:
         """The busiest core's share for the sizes `vals` of `dims`."""
         if self.kind == "gemm":
-            return gemm_share(vals[0], vals[1], cores)
+            return gemm_share(vals[0], vals[1], cores, tiles)
         units = math.prod(vals)
         return Fraction(-(-units // cores), units) if units else Fraction(1, cores)
 
 
-def gemm_share(m: int, n: int, cores: int) -> Fraction:
-    """The busiest core's share of an M x N product's outputs (and MACs) in
-    runtime_c/kernels/gemm.c: with M and N >= 4 and M not a multiple of
-    4 x cores, the ceil(M / 4) x ceil(N / 4) tiles of 4 x 4 dealt by
-    dm_chunk (a last tile row or column moved inside Y computes some outputs
-    twice), so the busiest core computes ceil(tiles / cores) x 16 outputs;
-    else the rows by dm_chunk, ceil(M / cores) rows of N."""
+def chunk_of(total: int, cores: int, core: int) -> int:
+    """The units dm_chunk (runtime_c/include/dm_common.h) gives `core`:
+    consecutive chunks of ceil(total / cores), the last cores possibly none."""
+    chunk = -(-total // cores)
+    return max(0, min(total, (core + 1) * chunk) - min(total, core * chunk))
+
+
+def gemm_micro_tiles(m: int, n: int, cores: int, core: int) -> tuple[int, int, int]:
+    """The micro-tiles runtime_c/kernels/gemm.c gives `core` of an M x N
+    product (F build, DM_GEMM_NR 4): (4 x 4, 4 x 1 and 1 x 4, 1 x 1). With M
+    and N >= 4 and M not a multiple of 4 x cores, its dm_chunk of the
+    ceil(M / 4) x ceil(N / 4) tiles of 4 x 4 (a last row or column moved
+    inside Y: still a 4 x 4); else its dm_chunk of the rows, per 4 rows
+    N // 4 tiles of 4 x 4 and N % 4 of 4 x 1, per remaining row N // 4 of
+    1 x 4 and N % 4 of 1 x 1."""
+    if m >= 4 and n >= 4 and m % (4 * cores):
+        return chunk_of(-(-m // 4) * -(-n // 4), cores, core), 0, 0
+    blocks, rest = divmod(chunk_of(m, cores, core), 4)
+    n4, n1 = divmod(n, 4)
+    return blocks * n4, blocks * n1 + rest * n4, rest * n1
+
+
+def gemm_share(m: int, n: int, cores: int, tiles: GemmTiles | None = None) -> Fraction:
+    """The busiest core's share of an M x N product's outputs (and MACs) as
+    runtime_c/kernels/gemm.c deals them (`gemm_micro_tiles`), its MACs
+    weighted by what they cost (`GemmTiles`, the board's): per core its
+    4 x 4 MACs, `edge` x its 4 x 1 and 1 x 4 ones, `single` x its 1 x 1 ones;
+    the part of a core's work beyond its FPU partner's (the core cores / 2
+    away) runs `alone` x as long. Without `tiles` (every weight 1): with M
+    and N >= 4 and M not a multiple of 4 x cores, ceil(tiles / cores) x 16
+    outputs (a moved last tile computes some outputs twice), else ceil(M /
+    cores) rows of N."""
     if m <= 0 or n <= 0:
         return Fraction(1, cores)
-    if m >= 4 and n >= 4 and m % (4 * cores):
-        tiles = -(-m // 4) * -(-n // 4)
-        return Fraction(-(-tiles // cores) * 16, m * n)
-    return Fraction(-(-m // cores), m)
+    t = tiles or GemmTiles()
+    edge, single, alone = Fraction(repr(t.edge)), Fraction(repr(t.single)), Fraction(repr(t.alone))
+    work: list[Fraction] = []
+    for c in range(cores):
+        t44, t4, t1 = gemm_micro_tiles(m, n, cores, c)
+        work.append(16 * t44 + 4 * edge * t4 + single * t1)
+    busiest = max(work)
+    if alone != 1 and cores % 2 == 0:
+        h = cores // 2
+        busiest = max(
+            min(w, work[(c + h) % cores]) + alone * max(Fraction(0), w - work[(c + h) % cores])
+            for c, w in enumerate(work)
+        )
+    return busiest / (m * n)
 
 
 def op_split(op: T.TrainingComputeOp) -> Split | None:
@@ -357,13 +420,14 @@ def op_split(op: T.TrainingComputeOp) -> Split | None:
     return None
 
 
-def op_share(op: T.TrainingComputeOp, cores: int) -> Fraction:
-    """The busiest core's share of one call of `op` (`op_split`)."""
+def op_share(op: T.TrainingComputeOp, cores: int, tiles: GemmTiles | None = None) -> Fraction:
+    """The busiest core's share of one call of `op` (`op_split`; gemm's
+    micro-tiles weighted by `tiles`, the board's)."""
     split = op_split(op)
     if split is None:
         return Fraction(1, cores)
     assert isinstance(op, T.IterationSpaceInterface)
-    return split.share(op.iteration_space().dims, cores)
+    return split.share(op.iteration_space().dims, cores, tiles)
 
 
 #: ops whose kernel splits the first dim of the op's space over the cores

@@ -51,7 +51,14 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from deeploy_mlir.cost.events import Simulator, Timeline
-from deeploy_mlir.cost.kernels import kernel_family, op_forks, op_macs, op_share, term_sum
+from deeploy_mlir.cost.kernels import (
+    kernel_family,
+    narrow_macs,
+    op_forks,
+    op_macs,
+    op_share,
+    term_sum,
+)
 from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.errors import DeeployError
@@ -250,13 +257,13 @@ class _Walker:
 
     def kernel(self, o: T.TrainingComputeOp) -> Run:
         c, macs, sim = self.ops[o], op_macs(o), self.sim
-        share = op_share(o, sim.board.cores)
+        share = op_share(o, sim.board.cores, sim.board.gemm_tiles)
         assert isinstance(o, T.IterationSpaceInterface)
         sizes = o.iteration_space().dims
         forks = [
             (
                 f.family,
-                term_sum(f.macs, sizes),
+                narrow_macs(f, sizes, term_sum(f.macs, sizes), sim.board.conv_tiles),
                 f.calls,
                 term_sum(f.outputs, sizes),
                 (o.name, f.family),

@@ -33,6 +33,10 @@ A board is a YAML file (`deeploy_mlir/targets/boards/<name>.yaml`, or any path):
       conv_dw: {...}            # its weight gradient; also depthwise_dx/_dw, grouped_dx/_dw,
                                 # strided convs conv_s, conv_s_dx/_dw, grouped_s(_dx/_dw),
                                 # binary, transpose, batch_matmul (OPTIONAL_FAMILIES)
+    gemm_tiles: {edge: 1.3, single: 2.0, alone: 0.75}  # optional (1.0 each): gemm.c's
+                                # 4x1/1x4 and 1x1 micro-tiles' MACs, and a core's whose FPU
+                                # partner idles, relative to the 4x4 body's (`GemmTiles`)
+    conv_tiles: {narrow: 13}    # optional (1.0): conv.c's one-channel path (`ConvTiles`)
 
 Every field is checked by the small schema below (no schema library); a bad
 file is one DeeployError naming the file and the field path, e.g.
@@ -161,6 +165,34 @@ class KernelThroughput:
 
 
 @dataclass(frozen=True)
+class GemmTiles:
+    """What runtime_c/kernels/gemm.c's micro-tiles cost beside its 4 x 4
+    body (the gemm family's `macs_per_cycle_per_core`, measured with every
+    core busy), each the cycles of one MAC relative to one of the body's:
+    `edge` in a 4 x 1 or 1 x 4 micro-tile (the edges of N and of a core's
+    rows), `single` in a 1 x 1 one, `alone` on a core whose FPU partner (the
+    core cores / 2 away, sharing its FPU) has no work left. 1.0 each: every
+    MAC costs the body's (deeploy_mlir/cost/kernels.py `gemm_share`)."""
+
+    edge: float = 1.0
+    single: float = 1.0
+    alone: float = 1.0
+
+
+@dataclass(frozen=True)
+class ConvTiles:
+    """What runtime_c/kernels/conv.c's one-channel path costs beside the
+    conv families' fits: a block of fewer than 4 channels (the last
+    channels % 4 of the output channels of the forward, of the input
+    channels of the input gradient) runs one channel at a time, and on
+    planes narrower than 8 columns column by column (1 x 1 micro-tiles):
+    `narrow`, the cycles of one of its MACs relative to the family's. 1.0:
+    no such cost (deeploy_mlir/cost/kernels.py `narrow_macs`)."""
+
+    narrow: float = 1.0
+
+
+@dataclass(frozen=True)
 class Board:
     name: str
     cores: int  # cores that compute (kernels split their work over them)
@@ -172,6 +204,10 @@ class Board:
     kernels: dict[str, KernelThroughput]
     #: the cluster cores' float ISA (BOARD_ISAS) the kernel numbers are of
     isa: str = "f"
+    #: gemm.c's micro-tiles and FPU sharing (gemm and batch_matmul)
+    gemm_tiles: GemmTiles = GemmTiles()
+    #: conv.c's one-channel path on narrow planes (conv and conv_dx)
+    conv_tiles: ConvTiles = ConvTiles()
 
     def engine_between(self, a: str, b: str) -> Engine:
         """The engine that copies between levels `a` and `b` (either order)."""
@@ -267,7 +303,10 @@ def _parse(doc: Any, where: str) -> Board:
     if doc is None:
         raise c.fail("", "is empty")
     top = c.mapping(
-        doc, "", ("name", "cores", "clock_hz", "levels", "engines", "kernels"), ("isa",)
+        doc,
+        "",
+        ("name", "cores", "clock_hz", "levels", "engines", "kernels"),
+        ("isa", "gemm_tiles", "conv_tiles"),
     )
     name = top["name"]
     if not isinstance(name, str) or not name:
@@ -302,7 +341,13 @@ def _parse(doc: Any, where: str) -> Board:
             c.non_negative(k.get("per_output", 0), f"{p}.per_output"),
             c.integer(k.get("cold", 0), f"{p}.cold", 0),
         )
-    return Board(name, cores, clock, levels, engines, kernels, isa)
+    gt = c.mapping(top.get("gemm_tiles", {}), "gemm_tiles", (), ("edge", "single", "alone"))
+    tiles = GemmTiles(
+        *(c.positive(gt.get(f, 1.0), f"gemm_tiles.{f}") for f in ("edge", "single", "alone"))
+    )
+    ct = c.mapping(top.get("conv_tiles", {}), "conv_tiles", (), ("narrow",))
+    conv = ConvTiles(c.positive(ct.get("narrow", 1.0), "conv_tiles.narrow"))
+    return Board(name, cores, clock, levels, engines, kernels, isa, tiles, conv)
 
 
 def _engines(c: _Checker, doc: Any) -> dict[str, Engine]:

@@ -40,6 +40,7 @@ from deeploy_mlir.cost.kernels import (
     Split,
     kernel_family,
     mac_terms,
+    narrow_macs,
     op_calls,
     op_forks,
     op_split,
@@ -308,23 +309,23 @@ class Kernel:
         for f in self.forks:
             macs, outs = _term_counts(f.macs, s), _term_counts(f.outputs, s)
             cold = f.calls if f.calls > 1 or len(self.forks) > 1 else 0
+            # conv.c's one-channel path: the channel and width sizes (`narrow_macs`)
+            nar = [s[:, d] for d in f.narrow] if f.narrow is not None else []
             keys, where = np.unique(
-                np.stack([macs, outs, *cols], axis=1), axis=0, return_inverse=True
+                np.stack([macs, outs, *cols, *nar], axis=1), axis=0, return_inverse=True
             )
             cores = self.board.cores
-            cycles = [
-                compute_cycles(
-                    self.board,
-                    f.family,
-                    int(k[0]),
-                    f.calls,
-                    0,
-                    int(k[1]),
-                    cold,
-                    sp.share_of(tuple(int(v) for v in k[2:]), cores) if sp is not None else None,
+            cycles = []
+            for k in keys:
+                m = int(k[0])
+                if f.narrow is not None:
+                    at = dict(zip(f.narrow, (int(v) for v in k[2 + len(cols) :]), strict=True))
+                    m = narrow_macs(f, at, m, self.board.conv_tiles)
+                vals = tuple(int(v) for v in k[2 : 2 + len(cols)])
+                share = sp.share_of(vals, cores, self.board.gemm_tiles) if sp is not None else None
+                cycles.append(
+                    compute_cycles(self.board, f.family, m, f.calls, 0, int(k[1]), cold, share)
                 )
-                for k in keys
-            ]
             total += np.asarray(cycles, dtype=np.int64)[where.reshape(-1)]
         return total
 
