@@ -127,7 +127,7 @@ DM_INLINE void dm_pw_step(const float *w0, const float *w1, const float *x, int3
  * channels per iteration at immediate offsets; tile channels adjacent in W
  * (w_i = 1, the input gradient) share one pointer. clang-19 kept the
  * generic loop's pointer steps on the stack (21 instructions for 8
- * multiply-adds); here 18 (w_i = 1), 17 per channel (w_p = 1). */
+ * multiply-adds); here 18 (w_i = 1), 37 per two channels (w_p = 1). */
 DM_INLINE void dm_pw_zf(const dm_walk_t *k, const float *ip, const float *wp[4], float c[4][8],
                         uint32_t MB, uint32_t OWB, int32_t xj)
 {
