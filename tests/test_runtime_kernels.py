@@ -536,8 +536,9 @@ def rt_nr2(tmp_path_factory, probe_c: Path) -> Runtime:
 @pytest.mark.parametrize("ta", [0, 1])
 @pytest.mark.parametrize("tb", [0, 1])
 def test_gemm_zfinx_tile_gives_the_same_bits(rt_nr2: Runtime, ta: int, tb: int) -> None:
-    """4 x 2 and (A B, A^T B) 4 x 3 tiles: ragged sizes (tiles moved left by one
-    or two columns, 1-column edges), teams of 8, 1 and 3, the bias forms; the bits of gemm_in_order."""
+    """4 x 2 and (A B, A^T B) 4 x 3 tiles: ragged sizes (tiles moved left by
+    one or two columns, 1-column edges), teams of 8, 1 and 3, the bias
+    forms; the bits of gemm_in_order."""
     for m, n, k in [*GEMM_RAGGED, (64, 13, 5), (36, 130, 6)]:
         _gemm(rt_nr2, m, n, k, ta, tb, "none", team=0)
         _gemm(rt_nr2, m, n, k, ta, tb, "mn", alpha=0.5, beta=-2.0, team=3)
