@@ -44,7 +44,7 @@
  * by 1 (4 x 3: 12 sums, 7 operands and the pointers fit the x registers;
  * A^T B: 23 instructions per 12 multiply-adds against 35 per 16 for 4 x 2
  * by 2; GVSoC Zfinx, 8 cores, M64 N128 K64: A B 202,321 -> 191,265
- * cycles, A^T B 183,729 -> 172,317; A B^T and A^T B^T measured slower with
+ * cycles, A^T B 183,729 -> 172,317; A B^T and A^T B^T measured no faster with
  * 4 x 3). Undefined elsewhere: every form DM_GEMM_NR. */
 #if defined(__riscv_zfinx)
 #ifndef DM_GEMM_NR_AB
