@@ -190,6 +190,9 @@ def probe_case(call: Call) -> P.KernelCase:
     decl = f"{decl_t} a = {{0}};\n"
     for i, ptr in enumerate(call.pointers):
         base = ptr.split(".")[-1]
+        if base.startswith("reset_"):  # accumulate-fuse's flag word: 0 = add onto the buffer
+            decl += f"{{ uint8_t *r = (uint8_t *)l1f(1u, 0); r[0] = 0u; a.{ptr} = r; }}\n"
+            continue
         decl += f"a.{ptr} = l1f({sizes[base]}u, {i + 1});\n"
     for k, v in call.fields:
         if k in call.pointers or k.split(".")[-1] in sizes:

@@ -507,8 +507,9 @@ def test_gemm_ragged_sizes(rt: Runtime, ta: int, tb: int, m: int, n: int, k: int
 
 @pytest.fixture(scope="module")
 def rt_nr2(tmp_path_factory, probe_c: Path) -> Runtime:
-    """The runtime with gemm's Zfinx micro-tile (4 x 2, DM_GEMM_NR=2) and
-    k unrolling (A B and A^T B^T by 4, A^T B by 2): what clang builds for
+    """The runtime with gemm's Zfinx micro-tiles (4 x 2, DM_GEMM_NR=2; A B
+    and A^T B 4 x 3, DM_GEMM_NR_AB=DM_GEMM_NR_ATB=3) and k unrolling (A^T
+    B^T by 4, A B and A^T B by 1): what clang builds for
     -march=rv32imc_zfinx, 8 cores, on the host."""
     lib = tmp_path_factory.mktemp("rtnr2") / "libdm_runtime_nr2.so"
     _gcc(
@@ -516,8 +517,10 @@ def rt_nr2(tmp_path_factory, probe_c: Path) -> Runtime:
         "-fPIC",
         "-shared",
         "-DDM_GEMM_NR=2u",
-        "-DDM_GEMM_KU_AB=4u",
-        "-DDM_GEMM_KU_ATB=2u",
+        "-DDM_GEMM_NR_AB=3u",
+        "-DDM_GEMM_KU_AB=1u",
+        "-DDM_GEMM_NR_ATB=3u",
+        "-DDM_GEMM_KU_ATB=1u",
         "-DDM_GEMM_KU_ATBT=4u",
         *INCS,
         *KERNELS,
@@ -533,8 +536,9 @@ def rt_nr2(tmp_path_factory, probe_c: Path) -> Runtime:
 @pytest.mark.parametrize("ta", [0, 1])
 @pytest.mark.parametrize("tb", [0, 1])
 def test_gemm_zfinx_tile_gives_the_same_bits(rt_nr2: Runtime, ta: int, tb: int) -> None:
-    """4 x 2 tiles: ragged sizes (tiles moved left by one column, 1-column
-    edges), teams of 8, 1 and 3, the bias forms; the bits of gemm_in_order."""
+    """4 x 2 and (A B, A^T B) 4 x 3 tiles: ragged sizes (tiles moved left by
+    one or two columns, 1-column edges), teams of 8, 1 and 3, the bias
+    forms; the bits of gemm_in_order."""
     for m, n, k in [*GEMM_RAGGED, (64, 13, 5), (36, 130, 6)]:
         _gemm(rt_nr2, m, n, k, ta, tb, "none", team=0)
         _gemm(rt_nr2, m, n, k, ta, tb, "mn", alpha=0.5, beta=-2.0, team=3)
@@ -1361,12 +1365,14 @@ def test_every_team_size_gives_the_same_result(rt: Runtime) -> None:
 
 @pytest.fixture(scope="module")
 def rt_conv_zf(tmp_path_factory, probe_c: Path) -> Runtime:
-    """The runtime with conv's Zfinx register tiles (what clang builds for
-    -march=rv32imc_zfinx: DM_CONV_MB=2, 2 x DM_CONV_NB forward and input
-    gradient tiles, DM_CONV_WCB=2, 4 x 2 weight gradient tiles), 8 cores,
-    on the host."""
+    """The runtime with conv's Zfinx code (what clang builds for
+    -march=rv32imc_zfinx, DM_CONV_ZF=1: DM_CONV_MB=2, 2 x DM_CONV_NB forward
+    and input gradient tiles, the 1 x 1 tiles' loop dm_pw_zf, the
+    unconditional row and channel steps, DM_CONV_WCB=2, 4 x 2 weight
+    gradient tiles, the weight gradient's units tap first), 8 cores, on the
+    host."""
     lib = tmp_path_factory.mktemp("rtconvzf") / "libdm_runtime_convzf.so"
-    defs = ["-DDM_CONV_MB=2u", "-DDM_CONV_WCB=2"]
+    defs = ["-DDM_CONV_ZF=1"]
     _gcc(*CFLAGS, "-fPIC", "-shared", *defs, *INCS, *KERNELS, HOST, probe_c, "-o", lib, "-lm")
     return Runtime(lib, 8)
 

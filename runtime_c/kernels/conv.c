@@ -33,10 +33,12 @@
  * sums its terms in the same order whatever the tile, so the bits are the
  * same (tests/test_runtime_kernels.py builds the host runtime with the
  * Zfinx sizes). */
+#ifndef DM_CONV_ZF
 #if defined(__riscv_zfinx)
 #define DM_CONV_ZF 1
 #else
 #define DM_CONV_ZF 0
+#endif
 #endif
 #ifndef DM_CONV_MB
 #define DM_CONV_MB (DM_CONV_ZF ? 2u : 4u)
@@ -97,6 +99,67 @@ typedef struct {
     uint32_t acc;        /* != 0: each sum starts from out's value, not 0 */
 } dm_walk_t;
 
+#if DM_CONV_ZF
+/* One channel p of a 1 x 1 tile on Zfinx: the MB weights and OWB inputs
+ * loaded between the multiply-adds (DM_LDF, DM_FMA: in the order written),
+ * w1 the second channel's weight pointer. */
+DM_INLINE void dm_pw_step(const float *w0, const float *w1, const float *x, int32_t xj,
+                          float c[4][8], uint32_t MB, uint32_t OWB)
+{
+    float a, b, xv[4];
+    DM_LDF(a, w0);
+#pragma GCC unroll 4
+    for (uint32_t j = 0; j < OWB; j++) {
+        DM_LDF(xv[j], x + (int32_t)j * xj);
+        if (j > 0u) DM_FMA(c[0][j - 1u], a, xv[j - 1u]);
+    }
+    if (MB > 1u) DM_LDF(b, w1);
+    DM_FMA(c[0][OWB - 1u], a, xv[OWB - 1u]);
+    if (MB > 1u) {
+#pragma GCC unroll 4
+        for (uint32_t j = 0; j < OWB; j++) DM_FMA(c[1][j], b, xv[j]);
+    }
+}
+
+/* The 1 x 1 kernels' loop of dm_walk_tile on Zfinx (MB <= 2, OWB <= 4):
+ * channels p ascending, each output's sum in the order of the generic loop
+ * (the same bits). Weights contiguous over p (w_p = 1, the forward) take two
+ * channels per iteration at immediate offsets; tile channels adjacent in W
+ * (w_i = 1, the input gradient) share one pointer. clang-19 kept the
+ * generic loop's pointer steps on the stack (21 instructions for 8
+ * multiply-adds); here 18 (w_i = 1), 37 per two channels (w_p = 1). */
+DM_INLINE void dm_pw_zf(const dm_walk_t *k, const float *ip, const float *wp[4], float c[4][8],
+                        uint32_t MB, uint32_t OWB, int32_t xj)
+{
+    const int32_t ps = k->in_p, ws = k->w_p;
+    const float *w0 = wp[0], *w1 = MB > 1u ? wp[1] : wp[0];
+    uint32_t p = k->np;
+    if (ws == 1) {
+        for (; p >= 2u; p -= 2u) {
+            dm_pw_step(w0, w1, ip, xj, c, MB, OWB);
+            ip += ps;
+            dm_pw_step(w0 + 1, w1 + 1, ip, xj, c, MB, OWB);
+            ip += ps;
+            w0 += 2;
+            w1 += 2;
+        }
+    } else if (MB > 1u && k->w_i == 1) {
+        for (; p > 0u; p--) {
+            dm_pw_step(w0, w0 + 1, ip, xj, c, MB, OWB);
+            ip += ps;
+            w0 += ws;
+        }
+        return;
+    }
+    for (; p > 0u; p--) {
+        dm_pw_step(w0, w1, ip, xj, c, MB, OWB);
+        ip += ps;
+        w0 += ws;
+        w1 += ws;
+    }
+}
+#endif
+
 /* JS, QS: in_j and in_q as constants, 0 to read them from the walk; KW: nq
  * as a constant (with w_q = 1), 0 to read it. With all three constant the
  * kernel columns are unrolled and the loads of `in` that several (column,
@@ -130,6 +193,12 @@ DM_INLINE void dm_walk_tile(const dm_walk_t *k, const float *in, float *out, uin
             for (uint32_t j = 0; j < OWB; j++) c[i][j] = 0.0f;
     }
     const float *ip = in;
+#if DM_CONV_ZF
+    if (KW == 0u && k->nr == 1u && nq == 1u && MB <= 2u && OWB <= 4u) {
+        dm_pw_zf(k, ip, wp, c, MB, OWB, in_j);
+        ip = NULL;
+    } else
+#endif
     if (KW == 0u && k->nr == 1u && nq == 1u) { /* one tap per channel (1 x 1 kernels) */
         for (uint32_t p = 0; p < k->np; p++, ip += k->in_p) {
             float wv[4], xv[8];
@@ -188,13 +257,24 @@ DM_INLINE void dm_walk_tile(const dm_walk_t *k, const float *in, float *out, uin
                     for (uint32_t i = 0; i < MB; i++) wp[i] += w_rskip;
                 }
             }
+#if DM_CONV_ZF
+            /* unconditional (as an address: past the last row it is not
+             * read): clang-19 made the test two taken branches and two
+             * loads per kernel row */
+            ir = (const float *)((uintptr_t)ir + (uintptr_t)(intptr_t)k->in_r * sizeof(float));
+#else
             if (r + 1u < k->nr) ir += k->in_r;
+#endif
         }
         if (w_pskip != 0) {
 #pragma GCC unroll 4
             for (uint32_t i = 0; i < MB; i++) wp[i] += w_pskip;
         }
+#if DM_CONV_ZF
+        ip = (const float *)((uintptr_t)ip + (uintptr_t)(intptr_t)k->in_p * sizeof(float));
+#else
         if (p + 1u < k->np) ip += k->in_p;
+#endif
     }
     /* the first `skip` columns were stored by the previous tile of the row */
 #pragma GCC unroll 4
@@ -1063,8 +1143,17 @@ void dm_conv2d_grad_weight_fp32(void *args)
          * share of them */
         dm_chunk(a->groups * mblocks * cblocks * taps, &e0, &e1);
         for (uint32_t e = e0; e < e1; e++) {
+#if DM_CONV_ZF
+            /* the tap fastest: every core's chunk gets the same mix of
+             * taps, whose windows (edge rows and columns) differ (tap
+             * slowest: 179k to 194k instructions per core, 3x3, 16 x 16
+             * channels, 8 cores) */
+            const uint32_t t = e % taps, mblk = (e / taps) % mblocks;
+            const uint32_t cblk = (e / (taps * mblocks)) % cblocks, g = e / (mblocks * cblocks * taps);
+#else
             const uint32_t mblk = e % mblocks, cblk = (e / mblocks) % cblocks;
             const uint32_t t = (e / (mblocks * cblocks)) % taps, g = e / (mblocks * cblocks * taps);
+#endif
             const uint32_t kw = t % a->k_w, kh = t / a->k_w;
             const uint32_t m0 = g * mg + 4u * mblk, c0 = 4u * cblk;
             const uint32_t mb = dm_min(4u, mg - 4u * mblk), cb = dm_min(4u, cg - c0);

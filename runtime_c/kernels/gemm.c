@@ -38,25 +38,43 @@
 #endif
 #endif
 
+/* DM_GEMM_NR_AB, DM_GEMM_NR_ATB: the columns of the micro-tile of A B and
+ * of A^T B, whose B is strided (one pointer, moved by one row per step of
+ * k, the tile's columns at immediate offsets): 3 on Zfinx, with k unrolled
+ * by 1 (4 x 3: 12 sums, 7 operands and the pointers fit the x registers;
+ * A^T B: 23 instructions per 12 multiply-adds against 35 per 16 for 4 x 2
+ * by 2; GVSoC Zfinx, 8 cores, M64 N128 K64: A B 202,321 -> 191,265
+ * cycles, A^T B 183,729 -> 172,317; A B^T and A^T B^T measured no faster with
+ * 4 x 3). Undefined elsewhere: every form DM_GEMM_NR. */
+#if defined(__riscv_zfinx)
+#ifndef DM_GEMM_NR_AB
+#define DM_GEMM_NR_AB 3u
+#endif
+#ifndef DM_GEMM_NR_ATB
+#define DM_GEMM_NR_ATB 3u
+#endif
+#endif
+
 /* DM_GEMM_KU_AB: steps of k per iteration for A B (A k-contiguous, B
- * strided). 2 where floats have registers of their own; 4 on Zfinx, where
- * clang-19's unrolled loop by 2 spends 27 instructions beside its 16
- * multiply-adds (stride reloads from the stack, pointer copies) and by 4
- * 43 beside 32. The order of k is the same, so are the bits. */
+ * strided). 2 where floats have registers of their own; 1 on Zfinx with
+ * the 4 x 3 tile (by 2 and by 4 it spills; with 4 x 2, by 4 was best: by
+ * 2 clang-19 spent 27 instructions beside 16 multiply-adds, stride
+ * reloads from the stack, pointer copies, and by 4 43 beside 32). The
+ * order of k is the same, so are the bits. */
 #ifndef DM_GEMM_KU_AB
 #if defined(__riscv_zfinx)
-#define DM_GEMM_KU_AB 4u
+#define DM_GEMM_KU_AB 1u
 #else
 #define DM_GEMM_KU_AB 2u
 #endif
 #endif
 
 /* DM_GEMM_KU_ATB, DM_GEMM_KU_ATBT: the same for A^T B (both strided) and
- * A^T B^T: 1 and 2, and 2 and 4 on Zfinx (197k -> 181k and 184k -> 177k
- * cycles at M64 N128 K64, 8 cores). */
+ * A^T B^T: 1 and 2, and 1 (the 4 x 3 tile: by 2 it spills) and 4 on Zfinx
+ * (A^T B^T 184k -> 177k cycles at M64 N128 K64, 8 cores). */
 #if defined(__riscv_zfinx)
 #ifndef DM_GEMM_KU_ATB
-#define DM_GEMM_KU_ATB 2u
+#define DM_GEMM_KU_ATB 1u
 #endif
 #ifndef DM_GEMM_KU_ATBT
 #define DM_GEMM_KU_ATBT 4u
@@ -79,7 +97,30 @@ typedef struct {
     uint32_t a_sm, a_sk, b_sk, b_sn;
     int a_rows, b_cols;
     uint32_t ku;
+#if defined(DM_GEMM_NR_AB) || defined(DM_GEMM_NR_ATB)
+    uint32_t nr; /* columns of the body's micro-tile (DM_GEMM_NR, DM_GEMM_NR_ATB) */
+#endif
 } dm_gemm_view_t;
+
+/* The body's micro-tile columns of view v (one value, DM_GEMM_NR, where
+ * the forms share it, without DM_GEMM_NR_AB and DM_GEMM_NR_ATB: the F
+ * objects stay as they were) and the view's
+ * initializer's last member. */
+#if defined(DM_GEMM_NR_AB) || defined(DM_GEMM_NR_ATB)
+#define DM_VIEW_NR(v) ((v)->nr)
+#define DM_NR_INIT(nr) , nr
+#ifndef DM_GEMM_NR_AB
+#define DM_GEMM_NR_AB DM_GEMM_NR
+#endif
+#ifndef DM_GEMM_NR_ATB
+#define DM_GEMM_NR_ATB DM_GEMM_NR
+#endif
+#else
+#define DM_VIEW_NR(v) DM_GEMM_NR
+#define DM_NR_INIT(nr)
+#define DM_GEMM_NR_AB DM_GEMM_NR
+#define DM_GEMM_NR_ATB DM_GEMM_NR
+#endif
 
 /* The operands of step k + u, u relative to the pointers: a k-contiguous
  * operand is read at offset u from its row pointers (moved on by dm_advance),
@@ -232,7 +273,7 @@ DM_INLINE void dm_tile(const dm_gemm_view_t *v, uint32_t m, uint32_t n, uint32_t
 DM_INLINE void dm_tiles(const dm_gemm_view_t *v)
 {
     const uint32_t M = v->args->M, N = v->args->N;
-    const uint32_t NR = DM_GEMM_NR;
+    const uint32_t NR = DM_VIEW_NR(v);
     const uint32_t cb = (N + NR - 1u) / NR;
     uint32_t u0, u1;
     dm_chunk(((M + 3u) / 4u) * cb, &u0, &u1);
@@ -265,7 +306,7 @@ DM_INLINE void dm_rows(const dm_gemm_view_t *v)
     uint32_t m0, m1;
     dm_chunk(v->args->M, &m0, &m1);
     uint32_t m = m0;
-    const uint32_t NR = DM_GEMM_NR;
+    const uint32_t NR = DM_VIEW_NR(v);
     for (; m + 4u <= m1; m += 4u) {
         uint32_t n = 0;
         for (; n + NR <= N; n += NR) dm_tile(v, m, n, 4u, NR, 0u, 0u);
@@ -294,16 +335,16 @@ void dm_gemm_fp32(void *args)
     /* unrolling k pays where an operand is k-contiguous (its loads take
      * immediate offsets); by 4 when both are (8 pointers to move) */
     if (!a->trans_a && !a->trans_b) {
-        const dm_gemm_view_t v = {a, K, 1u, N, 1u, 1, 0, DM_GEMM_KU_AB};
+        const dm_gemm_view_t v = {a, K, 1u, N, 1u, 1, 0, DM_GEMM_KU_AB DM_NR_INIT(DM_GEMM_NR_AB)};
         dm_gemm_view(&v);
     } else if (!a->trans_a) {
-        const dm_gemm_view_t v = {a, K, 1u, 1u, K, 1, 1, 4u};
+        const dm_gemm_view_t v = {a, K, 1u, 1u, K, 1, 1, 4u DM_NR_INIT(DM_GEMM_NR)};
         dm_gemm_view(&v);
     } else if (!a->trans_b) {
-        const dm_gemm_view_t v = {a, 1u, M, N, 1u, 0, 0, DM_GEMM_KU_ATB};
+        const dm_gemm_view_t v = {a, 1u, M, N, 1u, 0, 0, DM_GEMM_KU_ATB DM_NR_INIT(DM_GEMM_NR_ATB)};
         dm_gemm_view(&v);
     } else {
-        const dm_gemm_view_t v = {a, 1u, M, 1u, K, 0, 1, DM_GEMM_KU_ATBT};
+        const dm_gemm_view_t v = {a, 1u, M, 1u, K, 0, 1, DM_GEMM_KU_ATBT DM_NR_INIT(DM_GEMM_NR)};
         dm_gemm_view(&v);
     }
 }
