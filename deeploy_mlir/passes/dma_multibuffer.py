@@ -21,19 +21,10 @@ holds the same box in every iteration (its copies' offsets do not depend on
 the loop index, the op does not write it, no write-back of the loop writes
 its tensor: `invariant_tiles`), which keeps one buffer and is fetched once,
 before the loop, where single buffering fetches it in every iteration.
-A tile the op reads and writes in place (relu, relu_grad, an elementwise op
-written into its input) is multi-buffered too when one copy fills it and one
-drains it, the same box of the same tensor, and no other copy of the loop
-reads that tensor (`in_place_ok`): the loop does not add into its outputs,
-so two iterations' output boxes are disjoint and the fetch of tile i+1 never
-reads what tile i's write-back writes; the fetch of tile i+1 overwrites the
-slot tile i+1-count was written back from, so it waits for that write-back
-first (and the kernel waits for none).
 
 It refuses, leaving the loop single-buffered with a `dma.remark` saying why:
-* an op whose output aliases an input in any other way (e.g. a tensor also
-  read through another copy): the next tile's fetch could read what is
-  written back;
+* an op whose output aliases an input (SGD, gradient accumulation, in-place
+  elementwise ops): the next tile's fetch would overwrite what is written back;
 * an op with several outputs in different buffers (softmax cross-entropy
   grad and loss): their buffers are freed by different consumers;
 * an op that adds into its outputs (`accumulate`: the loop over the later
@@ -116,7 +107,7 @@ def refusal(loop: scf.ForOp) -> str | None:
     unread = set(stand_ins(c)) if isinstance(c, T.IterationSpaceInterface) else set()
     for k, out in enumerate(c.outs):
         for j, inp in enumerate(c.ins):
-            if out is inp and j not in unread and not in_place_ok(copies, out):
+            if out is inp and j not in unread:
                 return (
                     f"{_describe(c, copies)} keeps single buffering: its output #{k} aliases "
                     f"input #{j} (written in place)"
@@ -139,33 +130,6 @@ def refusal(loop: scf.ForOp) -> str | None:
                 f"{name} is a scalar"
             )
     return None
-
-
-def in_place_ok(copies: Sequence[dma.CopyOp], tile: SSAValue) -> bool:
-    """Whether a tile the op reads and writes (in place) may be multi-buffered:
-    one copy fills it and one drains it, the same box of the same tensor (the
-    same offset values, sizes and permutation), and no other copy of the loop
-    reads that tensor. The tile is then an output tile, and a loop that does
-    not add into its outputs (refused before) writes each output element in one
-    iteration only: the boxes of two iterations are disjoint, so the fetch of
-    tile i + 1 never reads what the write-back of tile i writes. What is left
-    is the slot: the fetch of tile i + 1 overwrites the slot tile i + 1 - n
-    was written back from, and waits for that write-back first
-    (`_rewrite_tile_loop`)."""
-    fills = [c for c in copies if c.is_in and c.dst is tile]
-    drains = [c for c in copies if not c.is_in and c.src is tile]
-    if len(fills) != 1 or len(drains) != 1:
-        return False
-    fill, drain = fills[0], drains[0]
-    if any(c.is_in and c is not fill and c.src is drain.dst for c in copies):
-        return False
-    return (
-        fill.src is drain.dst
-        and list(fill.src_offsets) == list(drain.dst_offsets)
-        and list(fill.dst_offsets) == list(drain.src_offsets)
-        and tuple(fill.box) == tuple(drain.box)
-        and tuple(fill.perm_list) == tuple(drain.perm_list)
-    )
 
 
 def _hoist(body: Block, index_ops: Sequence[Operation]) -> None:
@@ -287,21 +251,13 @@ def _rewrite_tile_loop(loop: scf.ForOp, n: int, rewriter: PatternRewriter) -> No
     tiles = [t for t in dict.fromkeys([*compute.ins, *compute.outs]) if t not in fixed]
     # the body: slot views, waits, prefetch, compute, write-back
     first = next(o for o in body.ops if o not in index_ops)
-    # a tile read and written in place: its slot is the output slot
-    unread = set(stand_ins(compute)) if isinstance(compute, T.IterationSpaceInterface) else set()
-    read = {v for j, v in enumerate(compute.ins) if j not in unread}
-    in_place = any(v in read for v in compute.outs)
-    trip = _trip_count(loop)
-    b, slot, views, reqs_out = _pipeline(
-        loop, first, tiles, index_ops, ins, outs, n, drain_first=in_place, trip=trip
-    )
+    b, slot, views, reqs_out = _pipeline(loop, first, tiles, index_ops, ins, outs, n)
     # the fetches of the fixed tiles land while tile 0's are in flight
     for t in once:
         rewriter.insert_op(dma.WaitOp(t), InsertPoint.before(loop))
+    trip = _trip_count(loop)
     # the output slot's previous write-back (tile i - n), once there is one
-    # (in place: already waited for before the fetch of tile i in iteration i - 1)
-    if not in_place:
-        _wait_previous(b, iv, n, trip, reqs_out, slot)
+    _wait_previous(b, iv, n, trip, reqs_out, slot)
     # compute on the slots (a maxpool2d tile keeps its origin: the loop's index values)
     new = b.insert(
         rebuild(
@@ -429,19 +385,14 @@ def _pipeline(
     ins: Sequence[dma.CopyOp],
     outs: Sequence[dma.CopyOp],
     n: int,
-    drain_first: bool = False,
-    trip: int | None = None,
 ) -> tuple[Builder, SSAValue, Mapping[SSAValue, SSAValue], Sequence[SSAValue]]:
     """The part that the tile and stage loops share: each of `tiles` becomes a
     ring of `n` slots and each copy of `ins` and `outs` a ring of `n` requests;
     iteration 0's inputs are fetched before the loop. Before `first` in the
     body: the iteration's slot (iv mod n) and its view of each ring, the waits
     for its inputs, and the fetch of iteration iv + 1's (under `scf.if
-    iv + 1 < ub`) -- with `drain_first` (a tile written in place: the
-    fetch overwrites an output slot) after waiting for that slot's previous
-    write-back (tile iv + 1 - n, under `scf.if iv + 1 >= n`). Returns a
-    builder there, the slot, the views by tile and the request rings of
-    `outs`."""
+    iv + 1 < ub`). Returns a builder there, the slot, the views by tile and
+    the request rings of `outs`."""
     iv = loop.body.block.args[0]
     outer = Builder(InsertPoint.before(loop))
     rings = {t: _ring(t, n) for t in tiles}
@@ -464,8 +415,6 @@ def _pipeline(
     b.insert(scf.IfOp(more, [], Region(then), None))
     tb = Builder(InsertPoint.before(then.last_op))  # type: ignore[arg-type]
     next_slot = tb.insert(arith.RemUIOp(nxt, index_const(tb, n))).result
-    if drain_first:
-        _wait_previous(tb, nxt, n, trip, reqs_out, next_slot)
     _fetch(tb, iv, nxt, next_slot, index_ops, ins, reqs_in, rings)
     return b, slot, views, reqs_out
 

@@ -291,9 +291,7 @@ func.func @gemm(%x: memref<2x3xf32, "L2">, %w: memref<5x3xf32, "L2">, %b: memref
 //
 // With levels=l3-only none of these L2 <-> L1 loops is looked at: no remark.
 
-// SGD writes the weight it reads (output #0 is input #0's tile): that alone
-// would be multi-buffered (@relu_in_place below), but its learning rate is a
-// scalar.
+// SGD writes the weight it reads (output #0 is input #0's tile).
 func.func @sgd(%w: memref<8xf32, "L2">, %g: memref<8xf32, "L2">, %lr: memref<1xf32, "L2">) {
   tiling.tiled tiles [4] {
     training.sgd ins(%w, %g, %lr : memref<8xf32, "L2">, memref<8xf32, "L2">, memref<1xf32, "L2">) outs(%w : memref<8xf32, "L2">)
@@ -310,15 +308,14 @@ func.func @sgd(%w: memref<8xf32, "L2">, %g: memref<8xf32, "L2">, %lr: memref<1xf
 // CHECK:           training.sgd ins(%[[WT]], %{{.*}}, %{{.*}} : memref<4xf32, "L1">, memref<4xf32, "L1">, memref<1xf32, "L1">) outs(%[[WT]] : memref<4xf32, "L1">)
 // CHECK-NEXT:      %[[WO:.*]] = dma.copy %[[WT]][%{{.*}}] -> %w
 // CHECK-NEXT:      dma.wait %[[WO]]
-// CHECK-NEXT:    } {tiling.loop = #tiling.loop<tile>, dma.remark = "dma-multibuffer: training.sgd writing %w: the whole pattern falls back to single buffering: %lr is a scalar"}
+// CHECK-NEXT:    } {tiling.loop = #tiling.loop<tile>, dma.remark = "dma-multibuffer: training.sgd writing %w keeps single buffering: its output #0 aliases input #0 (written in place)"}
 
 // L3ONLY-LABEL: func.func @sgd
 // L3ONLY-NOT:     dma.request
 // L3ONLY:         } {tiling.loop = #tiling.loop<tile>}
 // L3ONLY-NEXT:    func.return
 
-// Gradient accumulation writes its buffer in place too; its reset flag is a
-// scalar.
+// Gradient accumulation writes its buffer in place too.
 func.func @accumulate(%buf: memref<8xf32, "L2">, %g: memref<8xf32, "L2">, %reset: memref<1xi1, "L2">) {
   tiling.tiled tiles [4] {
     training.accumulate ins(%buf, %g, %reset : memref<8xf32, "L2">, memref<8xf32, "L2">, memref<1xi1, "L2">) outs(%buf : memref<8xf32, "L2">)
@@ -328,61 +325,9 @@ func.func @accumulate(%buf: memref<8xf32, "L2">, %g: memref<8xf32, "L2">, %reset
 
 // CHECK-LABEL: func.func @accumulate
 // CHECK-NOT:     dma.request
-// CHECK:         } {tiling.loop = #tiling.loop<tile>, dma.remark = "dma-multibuffer: training.accumulate writing %buf: the whole pattern falls back to single buffering: %reset is a scalar"}
+// CHECK:         } {tiling.loop = #tiling.loop<tile>, dma.remark = "dma-multibuffer: training.accumulate writing %buf keeps single buffering: its output #0 aliases input #0 (written in place)"}
 
 // L3ONLY-LABEL: func.func @accumulate
-// L3ONLY:         } {tiling.loop = #tiling.loop<tile>}
-// L3ONLY-NEXT:    func.return
-
-// An op written in place (output #0 is input #0's tile), one copy in and one
-// out of the same box of %x: multi-buffered. The tiles of two iterations
-// are disjoint boxes of %x (each output element is written in one iteration),
-// so the fetch of tile i + 1 never reads what tile i's write-back writes;
-// but it overwrites the slot tile i - 1 was written back from: it waits
-// for that write-back first (from iteration 1 on, when tile i + 1 >= 2),
-// and there is no wait before the kernel.
-func.func @relu_in_place(%x: memref<12xf32, "L2">) {
-  tiling.tiled tiles [4] {
-    training.relu ins(%x : memref<12xf32, "L2">) outs(%x : memref<12xf32, "L2">)
-  }
-  func.return
-}
-
-// CHECK-LABEL: func.func @relu_in_place
-// CHECK-NEXT:    %[[XR:.*]] = memref.alloc() : memref<2x4xf32, "L1">
-// CHECK:         %[[N:.*]] = arith.constant 3 : index
-// CHECK:         %[[RIN:.*]] = dma.request count 2
-// CHECK-NEXT:    %[[ROUT:.*]] = dma.request count 2
-// CHECK:         dma.copy %x[%{{.*}}] -> %{{.*}}[%{{.*}}] sizes [4] on %[[RIN]][%{{.*}}]
-// CHECK-NEXT:    scf.for %[[I:.*]] = %{{.*}} to %[[N]] step %{{.*}} {
-// CHECK:           %[[SLOT:.*]] = arith.remui %[[I]], %{{.*}} : index
-// CHECK-NEXT:      %[[XS:.*]] = dma.slot %[[XR]][%[[SLOT]]] : memref<2x4xf32, "L1"> -> memref<4xf32, "L1">
-// CHECK-NEXT:      dma.wait %[[RIN]][%[[SLOT]]]
-// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : index
-// CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %[[I]], %[[ONE]] : index
-// CHECK-NEXT:      %[[MORE:.*]] = arith.cmpi ult, %[[NEXT]], %[[N]] : index
-// CHECK-NEXT:      scf.if %[[MORE]] {
-// CHECK-NEXT:        arith.constant 2 : index
-// CHECK-NEXT:        %[[NSLOT:.*]] = arith.remui %[[NEXT]], %{{.*}} : index
-// CHECK-NEXT:        %[[C2:.*]] = arith.constant 2 : index
-// CHECK-NEXT:        %[[USED:.*]] = arith.cmpi uge, %[[NEXT]], %[[C2]] : index
-// CHECK-NEXT:        scf.if %[[USED]] {
-// CHECK-NEXT:          dma.wait %[[ROUT]][%[[NSLOT]]]
-// CHECK-NEXT:        }
-// CHECK:             %[[XN:.*]] = dma.slot %[[XR]][%[[NSLOT]]]
-// CHECK-NEXT:        dma.copy %x[%{{.*}}] -> %[[XN]][%{{.*}}] sizes [4] on %[[RIN]][%[[NSLOT]]]
-// CHECK-NEXT:      }
-// CHECK-NEXT:      training.relu ins(%[[XS]] : memref<4xf32, "L1">) outs(%[[XS]] : memref<4xf32, "L1">)
-// CHECK-NEXT:      dma.copy %[[XS]][%{{.*}}] -> %x[%{{.*}}] sizes [4] on %[[ROUT]][%[[SLOT]]]
-// CHECK-NEXT:    } {tiling.loop = #tiling.loop<tile>}
-// CHECK-NEXT:    %[[K0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    %[[K1:.*]] = arith.constant 1 : index
-// CHECK-NEXT:    dma.wait %[[ROUT]][%[[K0]]]
-// CHECK-NEXT:    dma.wait %[[ROUT]][%[[K1]]]
-// CHECK-NEXT:    func.return
-
-// L3ONLY-LABEL: func.func @relu_in_place
-// L3ONLY-NOT:     dma.request
 // L3ONLY:         } {tiling.loop = #tiling.loop<tile>}
 // L3ONLY-NEXT:    func.return
 
