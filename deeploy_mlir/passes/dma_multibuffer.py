@@ -69,6 +69,7 @@ from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import BUFFER, COPIES, MATERIALIZED, UNDECOMPOSED, require
 from deeploy_mlir.dialects.tiling import is_loop, loop_marker
+from deeploy_mlir.dialects.training.view import storage_root
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.irutil import check_choices, index_const, rebuild, rewrite_once
 from deeploy_mlir.tiling.model import stand_ins
@@ -291,12 +292,14 @@ def invariant_tiles(
     for o in loop.body.block.ops:
         if isinstance(o, _INDEX_TYPES) and any(v in varying for v in o.operands):
             varying.update(o.results)
+    # storage written in the loop (a view names its source's storage)
     written = {c.dst for c in outs} | set(compute.outs)
+    roots = {storage_root(v) for v in written}
     fixed: set[SSAValue] = set()
     bad: set[SSAValue] = set()
     for c in ins:
         offsets = [*c.src_offsets, *c.dst_offsets]
-        if c.dst in written or c.src in written or any(v in varying for v in offsets):
+        if c.dst in written or storage_root(c.src) in roots or any(v in varying for v in offsets):
             bad.add(c.dst)
         else:
             fixed.add(c.dst)
