@@ -255,7 +255,7 @@ def _rewrite_tile_loop(loop: scf.ForOp, n: int, rewriter: PatternRewriter) -> No
     b, slot, views, reqs_out = _pipeline(loop, first, tiles, index_ops, ins, outs, n)
     # the fetches of the fixed tiles land while tile 0's are in flight
     for t in once:
-        rewriter.insert_op(dma.WaitOp(t), InsertPoint.before(loop))
+        Rewriter.insert_op(dma.WaitOp(t), InsertPoint.before(loop))
     trip = _trip_count(loop)
     # the output slot's previous write-back (tile i - n), once there is one
     _wait_previous(b, iv, n, trip, reqs_out, slot)
@@ -331,12 +331,12 @@ def _fetch_once(
     for o in index_ops:
         if o in needed:
             c = o.clone(value_mapper=mapping)
-            rewriter.insert_op(c, at)
+            Rewriter.insert_op(c, at)
             mapping.update(zip(o.results, c.results, strict=True))
     tokens: list[SSAValue] = []
     for c in copies:
         new = c.clone(value_mapper=mapping)
-        rewriter.insert_op(new, at)
+        Rewriter.insert_op(new, at)
         for use in list(c.token.uses):
             if isinstance(use.operation, dma.WaitOp):
                 rewriter.erase(use.operation)
