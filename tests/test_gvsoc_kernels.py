@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import EXAMPLES, run_cli, stacks_of, training_args
 from gvsoc_program import (
     RUNS,
@@ -246,14 +247,28 @@ def test_kernels_parallel_same_bits_as_host_no_race(tmp_path: Path) -> None:
     assert_one_result_per_kernel(got)
 
 
-#: the model and L1 arena of the DMA test. Since accumulate-fuse (the
+#: the model and L1 arenas of the DMA test. Since accumulate-fuse (the
 #: weight gradients' gemms write their accumulation buffers, copied in and
-#: out per tile), mlp_wide at the same tiles measured: arena 16,384 double
-#: 863,418 against single 862,850 (0.07% slower); 8,192: 1,066,044 against
-#: 1,072,120 (0.57% faster); 4,096: 1,761,858 against 1,747,508 (0.8% slower).
-#: The test holds the point where copies are left to overlap; README says
-#: where double buffering at the same tiles does not pay.
-OVERLAP_MODEL, OVERLAP_ARENA = "mlp_wide", 8192
+#: out per tile, in place: dma-multibuffer keeps those loops single-buffered),
+#: mlp_wide at the same tiles measured before dma-multibuffer fetched loop-
+#: invariant input tiles once: arena 16,384 double 863,418 against single
+#: 862,850 (0.07% slower); 8,192: 1,066,044 against 1,072,120 (0.57% faster);
+#: 4,096: 1,761,858 against 1,747,508 (0.8% slower). The cause, measured
+#: per probe (bench/gvsoc.py --profile): the tiles are small, each copy's
+#: transfer (about 130 cycles for 1 KiB) ends while the next copies are
+#: issued (156 cycles each), so the waits cost their own instructions and
+#: there is no transfer time to hide; double buffering's ring arithmetic and
+#: the kernels' cycles moved by the ring layout (+-200 cycles a call on the
+#: same code) decide. dma-multibuffer now fetches a loop-invariant input
+#: tile once per loop (single buffering once per tile: fc1's input under its
+#: N tiles), work single buffering does and double buffering does not; with
+#: it, measured: 4,096 1,729,207 against 1,747,508 (1.0% faster), 8,192
+#: 1,048,922 against 1,072,120 (2.2%), 16,384 857,832 against 862,850 (0.6%).
+#: No tolerance: GVSoC is deterministic (a run gives the same cycles every
+#: time), so double <= single is asserted as measured. The smallest margin
+#: (5,018 cycles, 0.6%, at 16,384) is about 25 of the layout effects above
+#: (200 cycles on one kernel call), not of a size one call's placement moves.
+OVERLAP_MODEL, OVERLAP_ARENAS = "mlp_wide", (4096, 8192, 16384)
 
 
 def _pipelines(d: Path, l1: int) -> dict[str, str]:
@@ -284,11 +299,13 @@ def _pipelines(d: Path, l1: int) -> dict[str, str]:
     }
 
 
-def _cycles_and_tiles(tmp: Path, buffering: str) -> tuple[int, list[tuple[str, int]], int]:
+def _cycles_and_tiles(
+    tmp: Path, buffering: str, arena: int
+) -> tuple[int, list[tuple[str, int]], int]:
     d = EXAMPLES / OVERLAP_MODEL
     out, keep = tmp / f"{buffering}.json", tmp / buffering
     # --l1: the arena's budget and the program's own cluster stacks
-    l1 = stacks_of(d) + OVERLAP_ARENA
+    l1 = stacks_of(d) + arena
     opts = ["--pass-pipeline", _pipelines(d, l1)[buffering], "--l1", str(l1)]
     r = run_cli("run", d, *training_args(d), *opts, "--on", "gvsoc", "--json", out, "--keep", keep)
     assert r.code == 0, r.err
@@ -304,14 +321,17 @@ def _cycles_and_tiles(tmp: Path, buffering: str) -> tuple[int, list[tuple[str, i
     return sum(json.loads(out.read_text())["bench"]["train_cycles"]), sorted(tiles), rings
 
 
-def test_double_buffering_overlaps_dma_on_gvsoc(tmp_path: Path) -> None:
+@pytest.mark.parametrize("arena", OVERLAP_ARENAS)
+def test_double_buffering_overlaps_dma_on_gvsoc(tmp_path: Path, arena: int) -> None:
     """Double buffering against single buffering of the same tiles (its
     pipeline without dma-multibuffer): the same tiles and copies, and the
-    double-buffered run takes fewer cycles on GVSoC."""
-    single, tiles_s, rings_s = _cycles_and_tiles(tmp_path, "single@double")
-    double, tiles_d, rings_d = _cycles_and_tiles(tmp_path, "double")
-    print(f"{OVERLAP_MODEL} train cycles: single@double {single}, double {double}")
+    double-buffered run takes no more cycles on GVSoC, at every arena (no
+    tolerance: the simulator is deterministic, and the margin the invariant
+    fetches give is above the layout's noise, see OVERLAP_ARENAS)."""
+    single, tiles_s, rings_s = _cycles_and_tiles(tmp_path, "single@double", arena)
+    double, tiles_d, rings_d = _cycles_and_tiles(tmp_path, "double", arena)
+    print(f"{OVERLAP_MODEL} arena {arena} train cycles: single@double {single}, double {double}")
     assert tiles_s == tiles_d, "the two runs must use the same tiles"
     # something to overlap: double buffering's tiles are rings of two
     assert rings_s == 0 < rings_d
-    assert double < single
+    assert double <= single

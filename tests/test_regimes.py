@@ -214,9 +214,17 @@ def test_orderings_and_bounds(d: Path, board_name: str, l1: int | None) -> None:
         for k in ("train", "optimizer"):
             single, double = rep.costs[r]["single"][k], rep.costs[r]["double"][k]
             assert double.cycles <= single.cycles
-            # the same copies and kernels, only their overlap differs
-            assert double.hops == single.hops
-            assert double.timeline.roofline == single.timeline.roofline
+            # the same copies and kernels, only their overlap differs --
+            # except the L2 -> L1 fetches of loop-invariant input tiles,
+            # which double buffering issues once per loop (dma-multibuffer)
+            fetch = "L2->L1"
+            assert {h: v for h, v in double.hops.items() if h != fetch} == {
+                h: v for h, v in single.hops.items() if h != fetch
+            }
+            if fetch in single.hops:
+                got, base = double.hops[fetch], single.hops[fetch]
+                assert all(a <= b for a, b in zip(got, base, strict=True))
+            assert double.timeline.roofline <= single.timeline.roofline
             for c in (single, double):
                 _check_bound(c, board)
     doc = rep.regimes_doc()

@@ -16,7 +16,11 @@ after the loop, one wait per output slot that a tile used (min(count, trip
 count) slots). No wait is ever issued on a request that has nothing in
 flight: on the board an mchan wait on a command that never had a transfer
 frees transfer id 0, and an L3 RAM wait on one never returns. The same boxes
-move as with single buffering, only earlier.
+move as with single buffering, only earlier -- except an input tile that
+holds the same box in every iteration (its copies' offsets do not depend on
+the loop index, the op does not write it, no write-back of the loop writes
+its tensor: `invariant_tiles`), which keeps one buffer and is fetched once,
+before the loop, where single buffering fetches it in every iteration.
 
 It refuses, leaving the loop single-buffered with a `dma.remark` saying why:
 * an op whose output aliases an input (SGD, gradient accumulation, in-place
@@ -65,6 +69,7 @@ from deeploy_mlir.dialects import dma
 from deeploy_mlir.dialects import training as T
 from deeploy_mlir.dialects.forms import BUFFER, COPIES, MATERIALIZED, UNDECOMPOSED, require
 from deeploy_mlir.dialects.tiling import is_loop, loop_marker
+from deeploy_mlir.dialects.training.view import storage_root
 from deeploy_mlir.errors import DeeployError
 from deeploy_mlir.irutil import check_choices, index_const, rebuild, rewrite_once
 from deeploy_mlir.tiling.model import stand_ins
@@ -233,17 +238,24 @@ def _rewrite_tile_loop(loop: scf.ForOp, n: int, rewriter: PatternRewriter) -> No
     body = loop.body.block
     iv = body.args[0]
     compute = next(o for o in body.ops if isinstance(o, T.TrainingComputeOp))
-    # operand order, without duplicates (a set would order them by address)
-    tiles = list(dict.fromkeys([*compute.ins, *compute.outs]))
     ins = [o for o in body.ops if isinstance(o, dma.CopyOp) and o.is_in]
     outs = [o for o in body.ops if isinstance(o, dma.CopyOp) and not o.is_in]
-    waits = [o for o in body.ops if isinstance(o, dma.WaitOp)]
     # the index arithmetic that computes this iteration's offsets
     index_ops = [o for o in body.ops if isinstance(o, _INDEX_TYPES)]
     _hoist(body, index_ops)
+    # tiles that hold the same box in every iteration: fetched once, before the loop
+    fixed = invariant_tiles(loop, compute, ins, outs)
+    once = _fetch_once(loop, [c for c in ins if c.dst in fixed], index_ops, rewriter)
+    ins = [c for c in ins if c.dst not in fixed]
+    waits = [o for o in body.ops if isinstance(o, dma.WaitOp)]
+    # operand order, without duplicates (a set would order them by address)
+    tiles = [t for t in dict.fromkeys([*compute.ins, *compute.outs]) if t not in fixed]
     # the body: slot views, waits, prefetch, compute, write-back
     first = next(o for o in body.ops if o not in index_ops)
     b, slot, views, reqs_out = _pipeline(loop, first, tiles, index_ops, ins, outs, n)
+    # the fetches of the fixed tiles land while tile 0's are in flight
+    for t in once:
+        Rewriter.insert_op(dma.WaitOp(t), InsertPoint.before(loop))
     trip = _trip_count(loop)
     # the output slot's previous write-back (tile i - n), once there is one
     _wait_previous(b, iv, n, trip, reqs_out, slot)
@@ -261,6 +273,76 @@ def _rewrite_tile_loop(loop: scf.ForOp, n: int, rewriter: PatternRewriter) -> No
     if reqs_out:
         _wait_used(Builder(InsertPoint.after(loop)), loop, n, trip, reqs_out)
     _erase_single(rewriter, waits, [*ins, *outs], tiles)
+
+
+def invariant_tiles(
+    loop: scf.ForOp,
+    compute: T.TrainingComputeOp,
+    ins: Sequence[dma.CopyOp],
+    outs: Sequence[dma.CopyOp],
+) -> set[SSAValue]:
+    """The input tiles of a tile loop that hold the same data in every
+    iteration: every copy that fills the tile has offsets that do not depend
+    on the loop index (the same box of the same tensor each time), the op does
+    not write the tile, and no write-back of the loop writes the tensor it is
+    copied from. Such a tile needs one fetch before the loop, not one per
+    tile (single buffering fetches it again in every iteration)."""
+    iv = loop.body.block.args[0]
+    varying: set[SSAValue] = {iv}
+    for o in loop.body.block.ops:
+        if isinstance(o, _INDEX_TYPES) and any(v in varying for v in o.operands):
+            varying.update(o.results)
+    # storage written in the loop (a view names its source's storage)
+    written = {c.dst for c in outs} | set(compute.outs)
+    roots = {storage_root(v) for v in written}
+    fixed: set[SSAValue] = set()
+    bad: set[SSAValue] = set()
+    for c in ins:
+        offsets = [*c.src_offsets, *c.dst_offsets]
+        if c.dst in written or storage_root(c.src) in roots or any(v in varying for v in offsets):
+            bad.add(c.dst)
+        else:
+            fixed.add(c.dst)
+    return fixed - bad
+
+
+def _fetch_once(
+    loop: scf.ForOp,
+    copies: Sequence[dma.CopyOp],
+    index_ops: Sequence[Operation],
+    rewriter: PatternRewriter,
+) -> list[SSAValue]:
+    """Move the loop-invariant input `copies` of a tile loop before it (with
+    the index arithmetic their offsets need, cloned there); erase their waits
+    in the loop and return the tokens the caller waits for before it."""
+    if not copies:
+        return []
+    body = loop.body.block
+    mapping: dict[SSAValue, SSAValue] = {}
+    needed: set[Operation] = set()
+    todo = [v for c in copies for v in [*c.src_offsets, *c.dst_offsets]]
+    while todo:
+        v = todo.pop()
+        o = v.owner
+        if isinstance(o, Operation) and o.parent_block() is body and o not in needed:
+            needed.add(o)
+            todo.extend(o.operands)
+    at = InsertPoint.before(loop)
+    for o in index_ops:
+        if o in needed:
+            c = o.clone(value_mapper=mapping)
+            Rewriter.insert_op(c, at)
+            mapping.update(zip(o.results, c.results, strict=True))
+    tokens: list[SSAValue] = []
+    for c in copies:
+        new = c.clone(value_mapper=mapping)
+        Rewriter.insert_op(new, at)
+        for use in list(c.token.uses):
+            if isinstance(use.operation, dma.WaitOp):
+                rewriter.erase(use.operation)
+        rewriter.erase(c)
+        tokens.append(new.token)
+    return tokens
 
 
 def _fetch(
@@ -328,6 +410,8 @@ def _pipeline(
     views = {t: b.insert(dma.SlotOp(rings[t], slot)).result for t in tiles}
     for r in reqs_in:
         b.insert(dma.WaitOp(r, slot))
+    if not ins:
+        return b, slot, views, reqs_out
     nxt = b.insert(arith.AddiOp(iv, index_const(b, 1))).result
     more = b.insert(arith.CmpiOp(nxt, loop.ub, "ult")).result
     then = Block([scf.YieldOp()])

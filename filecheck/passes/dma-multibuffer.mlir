@@ -196,10 +196,15 @@ func.func @l3(%x: memref<12xf32, "L3">, %y: memref<12xf32, "L3">) {
 //
 // Gemm tiled on N (5 = 2 * 2 + 1): the tile loop of 2 is multi-buffered --
 // one ring per tile buffer and one request ring per copy; each iteration
-// waits for all three inputs of its slot and prefetches all three of the next
-// tile. The loop has 2 tiles, as many as the ring has slots: no slot is
-// written twice, so no wait for a previous write-back inside it. The ragged
-// tile (offset 4) is not a loop and stays as it was.
+// waits for the inputs of its slot and prefetches those of the next tile.
+// The loop has 2 tiles, as many as the ring has slots: no slot is written
+// twice, so no wait for a previous write-back inside it. The ragged tile
+// (offset 4) is not a loop and stays as it was.
+// x's tile is the same box ([0, 0] sizes [2, 3]) in every iteration: its
+// copy's offsets do not depend on the loop index, the gemm does not write
+// it and no write-back writes %x. It keeps one buffer (no ring), fetched once
+// before the loop and waited once after tile 0's fetches are issued -- where
+// single buffering fetches it again in each iteration.
 func.func @gemm(%x: memref<2x3xf32, "L2">, %w: memref<5x3xf32, "L2">, %b: memref<5xf32, "L2">, %y: memref<2x5xf32, "L2">) {
   tiling.tiled tiles [2, 2, 3] {
     training.gemm ins(%x, %w, %b : memref<2x3xf32, "L2">, memref<5x3xf32, "L2">, memref<5xf32, "L2">) outs(%y : memref<2x5xf32, "L2">) {trans_b}
@@ -208,40 +213,39 @@ func.func @gemm(%x: memref<2x3xf32, "L2">, %w: memref<5x3xf32, "L2">, %b: memref
 }
 
 // CHECK-LABEL: func.func @gemm
-// CHECK-NEXT:    %[[XR:.*]] = memref.alloc() : memref<2x2x3xf32, "L1">
+// CHECK-NEXT:    %[[XT0:.*]] = memref.alloc() : memref<2x3xf32, "L1">
 // CHECK-NEXT:    %[[WR:.*]] = memref.alloc() : memref<2x2x3xf32, "L1">
 // CHECK-NEXT:    %[[BR:.*]] = memref.alloc() : memref<2x2xf32, "L1">
 // CHECK-NEXT:    %[[YR:.*]] = memref.alloc() : memref<2x2x2xf32, "L1">
 // CHECK-NEXT:    arith.constant 0 : index
 // CHECK-NEXT:    %[[N:.*]] = arith.constant 2 : index
 // CHECK-NEXT:    arith.constant 1 : index
-// CHECK-NEXT:    %[[RX:.*]] = dma.request count 2
+// x once, on its own request (the offset constant cloned before the loop).
+// CHECK-NEXT:    %[[XZ:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[XIN:.*]] = dma.copy %x[%[[XZ]], %[[XZ]]] -> %[[XT0]][%[[XZ]], %[[XZ]]] sizes [2, 3] : memref<2x3xf32, "L2">, memref<2x3xf32, "L1">
 // CHECK-NEXT:    %[[RW:.*]] = dma.request count 2
 // CHECK-NEXT:    %[[RB:.*]] = dma.request count 2
 // CHECK-NEXT:    %[[RY:.*]] = dma.request count 2
-// Tile 0 of every input into slot 0.
+// Tile 0 of the other inputs into slot 0, then the wait for x.
 // CHECK-NEXT:    %[[I0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[T0:.*]] = arith.constant 2 : index
 // CHECK-NEXT:    %[[OFF0:.*]] = arith.muli %[[I0]], %[[T0]] : index
 // CHECK-NEXT:    %[[Z0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    %[[X0:.*]] = dma.slot %[[XR]][%[[I0]]]
-// CHECK-NEXT:    dma.copy %x[%[[Z0]], %[[Z0]]] -> %[[X0]][%[[Z0]], %[[Z0]]] sizes [2, 3] on %[[RX]][%[[I0]]]
 // CHECK-NEXT:    %[[W0:.*]] = dma.slot %[[WR]][%[[I0]]]
 // CHECK-NEXT:    dma.copy %w[%[[OFF0]], %[[Z0]]] -> %[[W0]][%[[Z0]], %[[Z0]]] sizes [2, 3] on %[[RW]][%[[I0]]]
 // CHECK-NEXT:    %[[B0:.*]] = dma.slot %[[BR]][%[[I0]]]
 // CHECK-NEXT:    dma.copy %b[%[[OFF0]]] -> %[[B0]][%[[Z0]]] sizes [2] on %[[RB]][%[[I0]]]
+// CHECK-NEXT:    dma.wait %[[XIN]]
 // CHECK-NEXT:    scf.for %[[I:.*]] = %{{.*}} to %[[N]] step %{{.*}} {
 // CHECK-NEXT:      arith.constant 2 : index
 // CHECK-NEXT:      %[[OFF:.*]] = arith.muli %[[I]], %{{.*}} : index
 // CHECK-NEXT:      %[[Z:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      arith.constant 2 : index
 // CHECK-NEXT:      %[[SLOT:.*]] = arith.remui %[[I]], %{{.*}} : index
-// CHECK-DAG:       %[[XS:.*]] = dma.slot %[[XR]][%[[SLOT]]] : memref<2x2x3xf32, "L1"> -> memref<2x3xf32, "L1">
 // CHECK-DAG:       %[[WS:.*]] = dma.slot %[[WR]][%[[SLOT]]] : memref<2x2x3xf32, "L1"> -> memref<2x3xf32, "L1">
 // CHECK-DAG:       %[[BS:.*]] = dma.slot %[[BR]][%[[SLOT]]] : memref<2x2xf32, "L1"> -> memref<2xf32, "L1">
 // CHECK-DAG:       %[[YS:.*]] = dma.slot %[[YR]][%[[SLOT]]] : memref<2x2x2xf32, "L1"> -> memref<2x2xf32, "L1">
-// CHECK:           dma.wait %[[RX]][%[[SLOT]]]
-// CHECK-NEXT:      dma.wait %[[RW]][%[[SLOT]]]
+// CHECK:           dma.wait %[[RW]][%[[SLOT]]]
 // CHECK-NEXT:      dma.wait %[[RB]][%[[SLOT]]]
 // CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %[[I]], %[[ONE]] : index
@@ -252,14 +256,13 @@ func.func @gemm(%x: memref<2x3xf32, "L2">, %w: memref<5x3xf32, "L2">, %b: memref
 // CHECK-NEXT:        arith.constant 2 : index
 // CHECK-NEXT:        %[[NOFF:.*]] = arith.muli %[[NEXT]], %{{.*}} : index
 // CHECK-NEXT:        %[[NZ:.*]] = arith.constant 0 : index
-// CHECK-NEXT:        %[[XN:.*]] = dma.slot %[[XR]][%[[NSLOT]]]
-// CHECK-NEXT:        dma.copy %x[%[[NZ]], %[[NZ]]] -> %[[XN]][%[[NZ]], %[[NZ]]] sizes [2, 3] on %[[RX]][%[[NSLOT]]]
 // CHECK-NEXT:        %[[WN:.*]] = dma.slot %[[WR]][%[[NSLOT]]]
 // CHECK-NEXT:        dma.copy %w[%[[NOFF]], %[[NZ]]] -> %[[WN]][%[[NZ]], %[[NZ]]] sizes [2, 3] on %[[RW]][%[[NSLOT]]]
 // CHECK-NEXT:        %[[BN:.*]] = dma.slot %[[BR]][%[[NSLOT]]]
 // CHECK-NEXT:        dma.copy %b[%[[NOFF]]] -> %[[BN]][%[[NZ]]] sizes [2] on %[[RB]][%[[NSLOT]]]
 // CHECK-NEXT:      }
-// CHECK-NEXT:      training.gemm ins(%[[XS]], %[[WS]], %[[BS]] : memref<2x3xf32, "L1">, memref<2x3xf32, "L1">, memref<2xf32, "L1">) outs(%[[YS]] : memref<2x2xf32, "L1">) {trans_b}
+// x's one tile beside the slots.
+// CHECK-NEXT:      training.gemm ins(%[[XT0]], %[[WS]], %[[BS]] : memref<2x3xf32, "L1">, memref<2x3xf32, "L1">, memref<2xf32, "L1">) outs(%[[YS]] : memref<2x2xf32, "L1">) {trans_b}
 // CHECK-NEXT:      dma.copy %[[YS]][%[[Z]], %[[Z]]] -> %y[%[[Z]], %[[OFF]]] sizes [2, 2] on %[[RY]][%[[SLOT]]]
 // CHECK-NEXT:    } {tiling.loop = #tiling.loop<tile>}
 // CHECK-NEXT:    %[[K0:.*]] = arith.constant 0 : index
