@@ -48,9 +48,10 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
     L1 (`untiled`: one tile per tensor, the whole tensor in L1) -- operands in
     L3 staged through L2 in tiles that fit what the L2 plan leaves free --
     materialized with copies, multi-buffered (`double`: every hop; `double-l3`:
-    the L3 hop only; `single`: none; with L3 homes, `double` and `double-l3`
-    also move the L3 copies around one-stage-tile ops to overlap the ops next
-    to them: l3-overlap), decomposed for the target's DMA engines,
+    the L3 hop only; `single`: none; with L3 homes, l3-overlap drops the L3
+    copies an L2 buffer makes needless (forwarding), and with `double` and
+    `double-l3` also moves the L3 copies around one-stage-tile ops to overlap
+    the ops next to them), decomposed for the target's DMA engines,
     and the L2/L3/L1 plans, each checked against its budget. `none` runs
     kernels on L2 (L3 tensors staged whole around each op).
 
@@ -120,15 +121,17 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
         elif cfg.buffering == "double-l3":
             passes.append(DmaMultibuffer(count=2, levels="l3-only"))
     passes.append(DmaDecompose(engine=target.name))  # type: ignore[arg-type]
-    if l3 and cfg.tiling != "none" and cfg.buffering != "single":
-        # the L3 copies of one-stage-tile ops issued one op early / waited one op late
+    if l3 and cfg.tiling != "none":
+        # l3-overlap's forwarding (deeploy_mlir/memory/forward.py: a fetch of
+        # bytes an L2 buffer still holds reads that buffer, a store overwritten
+        # unread goes, a loop-invariant stage fetch is issued once) with every
+        # buffering, so that single and double buffering of the same tiles move
+        # the same copies; `double` and `double-l3` also issue the fetches of
+        # one-stage-tile ops one op early and wait for their stores one op late
+        # (overlap). Opt out with --pass-pipeline and l3-overlap{forward=false}.
         from deeploy_mlir.passes.l3_overlap import L3Overlap
 
-        # forwarding (forward=true: L3 fetches read the L2 buffer that still
-        # holds their bytes) is opt-in through --pass-pipeline: it can take
-        # every fetch of a spilled regime away, which memory-regime's
-        # reports and their tests do not model yet
-        passes.append(L3Overlap(l2=cfg.l2, forward=False))
+        passes.append(L3Overlap(l2=cfg.l2, overlap=cfg.buffering != "single"))
     if cfg.tiling != "none":
         passes.append(l2_plan)
         if l3:

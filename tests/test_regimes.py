@@ -244,9 +244,34 @@ def test_double_buffering_overlaps_something() -> None:
     model_l1 keeps two buffers for its tokenizer's tiles. Compared at the
     same tiles: double buffering's pipeline with and without dma-multibuffer
     (bench/gvsoc.py's single@double), the same copies, only their overlap
-    differs."""
+    differs. The ops whose tiles sit on a ring (dma.slot) wait less for DMA
+    in every regime; the step is faster where nothing else bounds it (all
+    in L2). With activations in L3 (spill, stream), the cycles saved may go
+    to the next op's wait for the L3 engine, whose queue (run in issue
+    order) then decides when the step ends: <= there."""
+    from deeploy_mlir.dialects import dma
+    from deeploy_mlir.dialects import training as T
+    from deeploy_mlir.memory.buffers import step_functions
     from deeploy_mlir.passes.dma_multibuffer import DmaMultibuffer
     from deeploy_mlir.pipeline import pipeline, run_pipeline
+
+    def ring_ops(m: ModuleOp) -> set[str]:
+        """The labels (the cost model's "<op> #k") of the training step's
+        compute ops inside a loop that holds a ring."""
+        fn = next(f for f in step_functions(m) if f.sym_name.data == "training_step")
+        out: set[str] = set()
+        k = 0
+        for o in fn.walk():
+            if not isinstance(o, T.TrainingComputeOp):
+                continue
+            p = o.parent_op()
+            while p is not None and p is not fn:
+                if any(isinstance(x, dma.SlotOp) for x in p.walk()):
+                    out.add(f"{o.name.removeprefix('training.')} #{k}")
+                    break
+                p = p.parent_op()
+            k += 1
+        return out
 
     d = next(m for m in MODELS if m.name == "cct")
     b = load_board("siracusa")
@@ -264,6 +289,7 @@ def test_double_buffering_overlaps_something() -> None:
         passes = pipeline(dataclasses.replace(base, regime=r))  # type: ignore[arg-type]
         assert any(isinstance(p, DmaMultibuffer) for p in passes)
         cost = {}
+        rings: set[str] = set()
         for s, ps in (
             ("double", passes),
             ("single", tuple(p for p in passes if not isinstance(p, DmaMultibuffer))),
@@ -272,9 +298,16 @@ def test_double_buffering_overlaps_something() -> None:
             run_pipeline(m, ps, verify_each=False)
             # a ring (dma.slot) only where dma-multibuffer double-buffered a tile
             assert ("dma.slot" in str(m)) == (s == "double"), (r, s)
+            if s == "double":
+                rings = ring_ops(m)
             cost[s] = schedule_cost(m, b)["train"]
         assert cost["double"].hops == cost["single"].hops, r
-        assert cost["double"].cycles < cost["single"].cycles, r
+        assert rings, r
+        stall = {s: sum(o.stall for o in c.ops if o.label in rings) for s, c in cost.items()}
+        assert stall["double"] < stall["single"], (r, stall)
+        assert cost["double"].cycles <= cost["single"].cycles, r
+        if r == "resident":
+            assert cost["double"].cycles < cost["single"].cycles, r
 
 
 @pytest.mark.parametrize("d", EXAMPLES, ids=[d.name for d in EXAMPLES])
@@ -416,4 +449,25 @@ def test_each_regime_trains_and_its_copies_are_the_models(regime: str, tmp_path:
         assert dma.pop("L2->L3")[1] - want.pop("L2->L3")[1] == 2 * param_bytes
         assert dma.pop("L3->L2")[1] - want.pop("L3->L2")[1] == param_bytes
     assert dma == want
-    assert ("L3->L2" in want) == (regime == "spill")
+    if regime != "spill":
+        # (stream: its L3 hops were compared above, less the harness's own)
+        assert "L3->L2" not in want and "L2->L3" not in want
+        return
+    # spill, derived from mlp_small's graph (input B x I, fc1 H x I, fc2 O x H):
+    # the training step's activations h1 = relu(fc1(x)) [B, H], the logits
+    # [B, O], the log-probabilities [B, O], their gradient [B, O], fc2's bias
+    # gradient [O], h1's gradient (fc2 backward, relu_grad in place) [B, H] and
+    # fc1's bias gradient [H] live in L3. Each is stored once, after its last
+    # writer (fc1's and fc2-backward's stores are overwritten unread by the
+    # in-place relu's and relu_grad's: l3-overlap drops them), and none is
+    # fetched back: at the board's L2 each reader reads the L2 buffer its
+    # bytes were stored from (l3-overlap's forwarding, the default).
+    h, i = np.shape(exp["params"]["fc1.weight"])
+    o = np.shape(exp["params"]["fc2.weight"])[0]
+    with np.load(d / "data.npz") as z:
+        _, b, width = z["input"].shape
+    assert np.shape(exp["params"]["fc2.weight"])[1] == h and width == i
+    assert dma == {
+        **{k: v for k, v in dma.items() if "L3" not in k},
+        "L2->L3": [n_mb * 7, n_mb * 4 * (2 * b * h + 3 * b * o + o + h)],
+    }

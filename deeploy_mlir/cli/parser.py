@@ -113,7 +113,9 @@ def _common(p: argparse.ArgumentParser) -> None:
         metavar="P",
         help="passes to run, xdsl-opt syntax (default: the pipeline that --tiling and "
         "--l1 describe, see `deeploy-mlir lower --help`); the budgets are then its "
-        "arena-plan{capacity=N} options",
+        "arena-plan{capacity=N} options. With L3 homes, the default pipeline's "
+        "l3-overlap forwards L3 copies (a fetch of bytes an L2 buffer holds reads it); "
+        "l3-overlap{forward=false} in P turns that off",
     )
     p.add_argument(
         "--print-pipeline",

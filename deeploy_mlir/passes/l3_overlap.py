@@ -1,4 +1,5 @@
-"""l3-overlap{l2=BYTES}: L3 copies that fly while the cluster computes.
+"""l3-overlap{l2=BYTES forward=true overlap=true}: L3 copies that need not
+happen, and L3 copies that fly while the cluster computes.
 
 Runs after tiling-materialize (and dma-multibuffer, dma-decompose), before
 arena-plan. An op whose L3 operands are one stage tile has them fetched,
@@ -24,8 +25,11 @@ copy of its L3 storage overwrites with the same box, unread, goes
 stored again and fetched for the next conv).
 
 The copies keep their order (the L3 engine runs its queue in issue order);
-only the cluster waits later. The moved buffers live longer, so the L2 plan
-may grow: with an `l2` budget (bytes, 0: none) all moves are tried at once,
+only the cluster waits later. `overlap=false` leaves the moves out (the
+default pipeline's single buffering: forwarding changes which copies run,
+not when the cluster waits for them, so single and double buffering of the
+same tiles move the same copies). The moved buffers live longer, so the L2
+plan may grow: with an `l2` budget (bytes, 0: none) all moves are tried at once,
 and if the greedy L2 plan then exceeds the budget, one at a time in program
 order, each kept only if the plan still fits. Moved fetches carry a
 `dma.remark`.
@@ -62,6 +66,9 @@ class L3Overlap(ModulePass):
     #: fetches of bytes an L2 buffer holds and the stores a later store
     #: overwrites unread (memory/forward.py)
     forward: bool = True
+    #: then issue one-stage-tile fetches one op early and wait for their
+    #: stores one op late (false: forwarding only)
+    overlap: bool = True
 
     def _forward(self, op: ModuleOp) -> None:
         """Forwarding: every fetch that can, then the stores left dead; when
@@ -101,6 +108,8 @@ class L3Overlap(ModulePass):
             for fn in step_functions(op):
                 hoist_invariant_fetches(fn.body.block)
             self._forward(op)
+        if not self.overlap:
+            return
         moves = [m for fn in step_functions(op) for m in overlap_moves(fn.body.block)]
         if not moves:
             return

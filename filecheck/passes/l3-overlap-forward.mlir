@@ -1,4 +1,5 @@
 // RUN: deeploy-opt %s -p 'l3-overlap' | filecheck %s
+// RUN: deeploy-opt %s -p 'l3-overlap{overlap=false}' | filecheck %s --check-prefix=NOMOVE
 
 // l3-overlap's forwarding (deeploy_mlir/memory/forward.py), then its moves.
 // One-stage-tile ops as tiling-materialize writes them (no L1 hop here):
@@ -17,6 +18,9 @@
 //   w: %f4 into w1, written in place by op 6; %f5 fetches w again: w1 no
 //      longer holds w's bytes, so %f5 stays. Both fetches are hoisted one
 //      op early (l3-overlap's move).
+// overlap=false (the default pipeline's single buffering): the same
+// forwarding and dropped store, no move: every wait stays right after its
+// copy, %f4 and %f5 stay right before their readers, no dma.remark.
 func.func @training_step(%x: memref<16xf32, "L2"> {training.arg = #training.arg<input "x">},
                          %t: memref<16xf32, "L3"> {training.arg = #training.arg<output "t">},
                          %u: memref<16xf32, "L3"> {training.arg = #training.arg<output "u">},
@@ -80,3 +84,28 @@ func.func @training_step(%x: memref<16xf32, "L2"> {training.arg = #training.arg<
 // CHECK-NEXT:    dma.wait %f5
 // CHECK-NEXT:    training.relu ins(%w2 : memref<16xf32, "L2">) outs(%d : memref<16xf32, "L2">)
 // CHECK-NEXT:    func.return
+
+// NOMOVE-LABEL: func.func @training_step
+// NOMOVE-NEXT:    %c0 = arith.constant 0 : index
+// NOMOVE-NEXT:    %a = memref.alloc()
+// NOMOVE-NEXT:    training.relu ins(%x : memref<16xf32, "L2">) outs(%a : memref<16xf32, "L2">)
+// NOMOVE-NEXT:    %c1 = arith.constant 0 : index
+// NOMOVE-NEXT:    training.relu ins(%a : memref<16xf32, "L2">) outs(%a : memref<16xf32, "L2">)
+// NOMOVE-NEXT:    %s2 = dma.copy %a[%c1] -> %t[%c1] sizes [16]
+// NOMOVE-NEXT:    dma.wait %s2
+// NOMOVE-NEXT:    training.relu ins(%a : memref<16xf32, "L2">) outs(%o : memref<16xf32, "L2">)
+// NOMOVE-NEXT:    %d = memref.alloc()
+// NOMOVE-NEXT:    training.relu ins(%o : memref<16xf32, "L2">) outs(%d : memref<16xf32, "L2">)
+// NOMOVE-NEXT:    %s3 = dma.copy %d[%c0] -> %u[%c0] sizes [16]
+// NOMOVE-NEXT:    dma.wait %s3
+// NOMOVE-NEXT:    training.relu ins(%d : memref<16xf32, "L2">) outs(%d : memref<16xf32, "L2">)
+// NOMOVE-NEXT:    %w1 = memref.alloc()
+// NOMOVE-NEXT:    %f4 = dma.copy %w[%c0] -> %w1[%c0] sizes [16]
+// NOMOVE-NOT:     dma.remark
+// NOMOVE-NEXT:    dma.wait %f4
+// NOMOVE-NEXT:    training.relu ins(%w1 : memref<16xf32, "L2">) outs(%w1 : memref<16xf32, "L2">)
+// NOMOVE-NEXT:    %w2 = memref.alloc()
+// NOMOVE-NEXT:    %f5 = dma.copy %w[%c0] -> %w2[%c0] sizes [16]
+// NOMOVE-NEXT:    dma.wait %f5
+// NOMOVE-NEXT:    training.relu ins(%w2 : memref<16xf32, "L2">) outs(%d : memref<16xf32, "L2">)
+// NOMOVE-NEXT:    func.return
