@@ -43,7 +43,10 @@ class CompileConfig:
     regime: Regime | None = None
     #: memory-regime's board, a shipped name or a YAML path (None: the target's)
     board: str | None = None
-    #: training-inplace-alias first (in-place reuse of buffers)
+    #: transpose-fold first (matrix transposes folded into the products that
+    #: read or write them)
+    transpose_fold: bool = True
+    #: training-inplace-alias (in-place reuse of buffers)
     inplace: bool = True
     #: accumulate-fuse after bufferization (gradients written straight into
     #: their accumulation buffers)

@@ -42,7 +42,8 @@ def _tile_select(cfg: CompileConfig, **options: Any) -> ModulePass:
 
 def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
     """The passes `cfg` asks for: its --pass-pipeline parsed, or the default
-    pipeline: bufferization, the L3 homes (`l2`: the L2 budget, tensors that
+    pipeline: transposes folded into matrix products (transpose-fold),
+    bufferization, the L3 homes (`l2`: the L2 budget, tensors that
     do not fit go to L3; `weights=L3` forces the parameters there, `home=L3`
     every tensor that lives across a step), then for `tiled` Z3-chosen tiles in
     L1 (`untiled`: one tile per tensor, the whole tensor in L1) -- operands in
@@ -69,11 +70,13 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
     from deeploy_mlir.passes.tiling_materialize import TilingMaterialize
     from deeploy_mlir.passes.training_bufferize import TrainingBufferize
     from deeploy_mlir.passes.training_inplace_alias import TrainingInplaceAlias
+    from deeploy_mlir.passes.transpose_fold import TransposeFold
     from deeploy_mlir.targets.target import get_target
 
     target = get_target(cfg.target)
     named = cfg.name_options
-    passes: list[ModulePass] = [TrainingInplaceAlias()] if cfg.inplace else []
+    passes: list[ModulePass] = [TransposeFold()] if cfg.transpose_fold else []
+    passes += [TrainingInplaceAlias()] if cfg.inplace else []
     passes.append(TrainingBufferize(level="L2"))
     if cfg.accumulate_fuse:
         passes.append(AccumulateFuse())
@@ -142,15 +145,20 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
     return tuple(passes)
 
 
-def bufferize_only(inplace: bool = True, fuse: bool = True) -> tuple[ModulePass, ...]:
-    """training-inplace-alias (with `inplace`), training-bufferize{level=L2}
-    and accumulate-fuse (with `fuse`, as `pipeline` runs it by default): the
-    tensor program bufferized, as memory-regime sees it."""
+def bufferize_only(
+    inplace: bool = True, fuse: bool = True, fold: bool = True
+) -> tuple[ModulePass, ...]:
+    """transpose-fold (with `fold`), training-inplace-alias (with `inplace`),
+    training-bufferize{level=L2} and accumulate-fuse (with `fuse`), as
+    `pipeline` runs them by default: the tensor program bufferized, as
+    memory-regime sees it."""
     from deeploy_mlir.passes.accumulate_fuse import AccumulateFuse
     from deeploy_mlir.passes.training_bufferize import TrainingBufferize
     from deeploy_mlir.passes.training_inplace_alias import TrainingInplaceAlias
+    from deeploy_mlir.passes.transpose_fold import TransposeFold
 
-    first: tuple[ModulePass, ...] = (TrainingInplaceAlias(),) if inplace else ()
+    first: tuple[ModulePass, ...] = (TransposeFold(),) if fold else ()
+    first += (TrainingInplaceAlias(),) if inplace else ()
     last: tuple[ModulePass, ...] = (AccumulateFuse(),) if fuse else ()
     return (*first, TrainingBufferize(level="L2"), *last)
 

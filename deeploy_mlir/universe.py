@@ -37,6 +37,12 @@ def _accumulate_fuse() -> type[ModulePass]:
     return AccumulateFuse
 
 
+def _transpose_fold() -> type[ModulePass]:
+    from deeploy_mlir.passes.transpose_fold import TransposeFold
+
+    return TransposeFold
+
+
 def _arena_plan() -> type[ModulePass]:
     from deeploy_mlir.passes.arena_plan import ArenaPlan
 
@@ -116,6 +122,7 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "kernel": _kernel,
 }
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "transpose-fold": _transpose_fold,
     "training-inplace-alias": _inplace,
     "training-bufferize": _bufferize,
     "accumulate-fuse": _accumulate_fuse,

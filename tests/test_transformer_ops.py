@@ -1034,7 +1034,9 @@ def _transformer_backward() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
         helper.make_node("Transpose", ["dg"], ["dgt"], perm=[0, 2, 1]),
         helper.make_node("MatMul", ["dgt", "p"], ["prod"]),
     ]
-    outs = ["ds", "db", "dp", "dg", "prod"]
+    # dgt an output too: transpose-fold would otherwise fold the transpose
+    # into the MatMul (trans_a), and the emitted C would not run its kernel
+    outs = ["ds", "db", "dp", "dg", "dgt", "prod"]
     feeds = {"x": x, "dy": dy}
     return onnx_model(nodes, feeds, outs, inits, opset=20), feeds
 

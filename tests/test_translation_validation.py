@@ -152,7 +152,9 @@ def test_accumulate_fuse_keeps_the_bits(cfg: C) -> None:
     conv2d_grads and gemm write the gradient buffers themselves (`onto`), and the
     interpreted training gives the bits of the pipeline without the pass --
     the fused op adds the buffer after its own sum, as the accumulation did
-    -- and the numbers of onnxruntime-training."""
+    -- and the numbers of onnxruntime-training. With transpose-fold (the
+    default) the weight gradients are gemms of their own, no longer
+    transposed, and the gemms take the transposes' place."""
     import dataclasses
 
     from deeploy_mlir.pipeline import run_pipeline
@@ -161,17 +163,18 @@ def test_accumulate_fuse_keeps_the_bits(cfg: C) -> None:
     exp = reference(d)
     assert exp["accum"] >= 2 and exp["steps"] >= 2
     model = import_model(d)
-    got = {}
-    for fuse in (True, False):
-        module = model.module.clone()
-        run_pipeline(module, pipeline(dataclasses.replace(cfg, accumulate_fuse=fuse)))
-        onto = {o.name for o in module.walk() if isinstance(o, T.TrainingComputeOp) and o.onto}
-        assert onto == (
-            {"training.transpose", "training.conv2d_grad", "training.gemm"} if fuse else set()
-        )
-        got[fuse] = train(module, model.params, d, exp)
-    (l_f, p_f), (l_u, p_u) = got[True], got[False]
-    assert np.asarray(l_f, np.float32).tobytes() == np.asarray(l_u, np.float32).tobytes()
-    for k in p_u:
-        assert np.asarray(p_f[k]).tobytes() == np.asarray(p_u[k]).tobytes(), k
-    np.testing.assert_allclose(l_f, exp["losses"], rtol=1e-5, atol=1e-6)
+    for fold in (False, True):
+        got = {}
+        for fuse in (True, False):
+            module = model.module.clone()
+            one = dataclasses.replace(cfg, accumulate_fuse=fuse, transpose_fold=fold)
+            run_pipeline(module, pipeline(one))
+            onto = {o.name for o in module.walk() if isinstance(o, T.TrainingComputeOp) and o.onto}
+            want = {"training.conv2d_grad", "training.gemm"}
+            assert onto == ((want if fold else want | {"training.transpose"}) if fuse else set())
+            got[fuse] = train(module, model.params, d, exp)
+        (l_f, p_f), (l_u, p_u) = got[True], got[False]
+        assert np.asarray(l_f, np.float32).tobytes() == np.asarray(l_u, np.float32).tobytes()
+        for k in p_u:
+            assert np.asarray(p_f[k]).tobytes() == np.asarray(p_u[k]).tobytes(), k
+        np.testing.assert_allclose(l_f, exp["losses"], rtol=1e-5, atol=1e-6)
