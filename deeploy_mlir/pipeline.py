@@ -65,6 +65,7 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
     from deeploy_mlir.passes.dma_multibuffer import DmaMultibuffer
     from deeploy_mlir.passes.memory_home import MemoryHome
     from deeploy_mlir.passes.memory_regime import MemoryRegime
+    from deeploy_mlir.passes.relu_fuse import ReluFuse
     from deeploy_mlir.passes.tiling_materialize import TilingMaterialize
     from deeploy_mlir.passes.training_bufferize import TrainingBufferize
     from deeploy_mlir.passes.training_inplace_alias import TrainingInplaceAlias
@@ -72,7 +73,11 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
 
     target = get_target(cfg.target)
     named = cfg.name_options
-    passes: list[ModulePass] = [TrainingInplaceAlias()] if cfg.inplace else []
+    passes: list[ModulePass] = []
+    if cfg.relu_fuse:
+        passes.append(ReluFuse())
+    if cfg.inplace:
+        passes.append(TrainingInplaceAlias())
     passes.append(TrainingBufferize(level="L2"))
     if cfg.accumulate_fuse:
         passes.append(AccumulateFuse())
@@ -140,14 +145,17 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
 
 
 def bufferize_only(inplace: bool = True, fuse: bool = True) -> tuple[ModulePass, ...]:
-    """training-inplace-alias (with `inplace`), training-bufferize{level=L2}
-    and accumulate-fuse (with `fuse`, as `pipeline` runs it by default): the
-    tensor program bufferized, as memory-regime sees it."""
+    """relu-fuse and accumulate-fuse (with `fuse`, as `pipeline` runs them by
+    default), training-inplace-alias (with `inplace`) and
+    training-bufferize{level=L2}: the tensor program bufferized, as
+    memory-regime sees it."""
     from deeploy_mlir.passes.accumulate_fuse import AccumulateFuse
+    from deeploy_mlir.passes.relu_fuse import ReluFuse
     from deeploy_mlir.passes.training_bufferize import TrainingBufferize
     from deeploy_mlir.passes.training_inplace_alias import TrainingInplaceAlias
 
-    first: tuple[ModulePass, ...] = (TrainingInplaceAlias(),) if inplace else ()
+    first: tuple[ModulePass, ...] = (ReluFuse(),) if fuse else ()
+    first += (TrainingInplaceAlias(),) if inplace else ()
     last: tuple[ModulePass, ...] = (AccumulateFuse(),) if fuse else ()
     return (*first, TrainingBufferize(level="L2"), *last)
 

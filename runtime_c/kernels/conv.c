@@ -21,6 +21,7 @@
 #include <math.h>
 
 #include "dm_conv.h"
+#include "dm_words.h"
 
 /* The register tiles' sizes. DM_CONV_MB x DM_CONV_NB: channels x output
  * columns of the blocked tiles of the forward and the input gradient
@@ -401,7 +402,8 @@ static int dm_dw_fast(uint32_t in_ch, uint32_t out_ch, uint32_t groups, uint32_t
  * Inlined into the two noinline entries below, where S is a constant and
  * the row call direct. */
 DM_INLINE void dm_dw_rows(const float *in, const float *W, const float *B, float *out,
-                          uint32_t ch, uint32_t H, uint32_t Wd, uint32_t total, int S, int acc)
+                          uint32_t ch, uint32_t H, uint32_t Wd, uint32_t total, int S, int acc,
+                          uint32_t relu)
 {
     uint32_t u0, u1;
     dm_chunk(total, &u0, &u1);
@@ -431,6 +433,7 @@ DM_INLINE void dm_dw_rows(const float *in, const float *W, const float *B, float
             dm_dw_row_fwd(&t, Wd);
         else
             dm_dw_row_bwd(&t, Wd);
+        if (relu) dm_relu_words((dm_word_t *)t.out, Wd); /* the row complete: its ReLU */
         if (++r == H) {
             r = 0;
             pl++;
@@ -443,13 +446,13 @@ DM_INLINE void dm_dw_rows(const float *in, const float *W, const float *B, float
 static __attribute__((noinline)) void dm_dw_fwd(const dm_conv2d_args_t *a)
 {
     dm_dw_rows(a->X, a->W, a->B, a->Y, a->out_ch, a->out_h, a->out_w,
-               a->batch * a->out_ch * a->out_h, 1, 0);
+               a->batch * a->out_ch * a->out_h, 1, 0, a->relu);
 }
 
 static __attribute__((noinline)) void dm_dw_dgrad(const dm_conv2d_grad_args_t *a)
 {
     dm_dw_rows(a->dY, a->W, NULL, a->dX, a->in_ch, a->in_h, a->in_w,
-               a->batch * a->in_ch * a->in_h, -1, a->acc_dX != 0u);
+               a->batch * a->in_ch * a->in_h, -1, a->acc_dX != 0u, 0u);
 }
 
 /* The work units (row r < rows, channel block b) of a forward or input
@@ -583,6 +586,10 @@ static __attribute__((noinline)) void dm_conv_general(const dm_conv2d_args_t *a)
             float *y = a->Y + ((n * a->out_ch + m) * a->out_h + oh) * a->out_w;
             dm_conv_rows(&k, a, x, a->W + m * cg * taps, y, ih0, kh0, owl, owr,
                          mb == 4u ? 4u : 1u);
+        }
+        if (a->relu) { /* the unit's mb rows are complete: their ReLU */
+            float *y = a->Y + ((n * a->out_ch + m0) * a->out_h + oh) * a->out_w;
+            for (uint32_t i = 0; i < mb; i++, y += oplane) dm_relu_words((dm_word_t *)y, a->out_w);
         }
         k.np = cg;
     }
