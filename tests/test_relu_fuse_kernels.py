@@ -73,7 +73,9 @@ CONVS = [
 
 
 @pytest.mark.parametrize("kind", ["rand", "nan"])
-@pytest.mark.parametrize("case", CONVS, ids=[f"{c[1]}to{c[4]}-g{c[5]}k{c[6]}s{c[7]}" for c in CONVS])
+@pytest.mark.parametrize(
+    "case", CONVS, ids=[f"{c[1]}to{c[4]}-g{c[5]}k{c[6]}s{c[7]}" for c in CONVS]
+)
 def test_conv_relu_is_conv_then_relu(lib: KernelLib, case: tuple[int, ...], kind: str) -> None:
     n, c, h, w, m, groups, k, s, pad = case
     oh, ow = (h + 2 * pad - k) // s + 1, (w + 2 * pad - k) // s + 1
