@@ -544,6 +544,20 @@ static void dm_conv_rows(dm_walk_t *k, const dm_conv2d_args_t *a, const float *x
     }
 }
 
+/* relu: the ReLU of work unit u's rows (dm_conv_general's numbering), once
+ * stored; a frame of its own (dm_conv_general's keeps its size). */
+static __attribute__((noinline)) void dm_conv_relu_unit(const dm_conv2d_args_t *a, uint32_t u)
+{
+    const uint32_t mg = a->out_ch / a->groups, blocks = (mg + 3u) / 4u;
+    const uint32_t v = dm_unit_rm(u, mg, a->out_h), r = v / blocks, blk = v - r * blocks;
+    const uint32_t oh = r % a->out_h, g = (r / a->out_h) % a->groups;
+    const uint32_t n = r / (a->out_h * a->groups);
+    const uint32_t m0 = g * mg + 4u * blk, mb = dm_min(4u, mg - 4u * blk);
+    const uint32_t oplane = a->out_h * a->out_w;
+    dm_word_t *y = (dm_word_t *)a->Y + ((n * a->out_ch + m0) * a->out_h + oh) * a->out_w;
+    for (uint32_t i = 0; i < mb; i++, y += oplane) dm_relu_words(y, a->out_w);
+}
+
 /* Every geometry (dm_conv2d_fp32 without the depthwise path). */
 static __attribute__((noinline)) void dm_conv_general(const dm_conv2d_args_t *a)
 {
@@ -587,10 +601,7 @@ static __attribute__((noinline)) void dm_conv_general(const dm_conv2d_args_t *a)
             dm_conv_rows(&k, a, x, a->W + m * cg * taps, y, ih0, kh0, owl, owr,
                          mb == 4u ? 4u : 1u);
         }
-        if (a->relu) { /* the unit's mb rows are complete: their ReLU */
-            float *y = a->Y + ((n * a->out_ch + m0) * a->out_h + oh) * a->out_w;
-            for (uint32_t i = 0; i < mb; i++, y += oplane) dm_relu_words((dm_word_t *)y, a->out_w);
-        }
+        if (a->relu) dm_conv_relu_unit(a, u); /* the unit's rows are complete: their ReLU */
         k.np = cg;
     }
 }
