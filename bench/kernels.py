@@ -203,7 +203,7 @@ def conv_cases(s: ConvShape) -> list[Case]:
         shape,
         s.macs,
         s.defines() + "static float OUT[NB * CO * OH * OW], REF[NB * CO * OH * OW];",
-        CONV_INIT + f"    dm_conv2d_args_t a = {{X, Wt, Bs, OUT, {CONV_GEOM}}};",
+        CONV_INIT + f"    dm_conv2d_args_t a = {{X, Wt, Bs, OUT, {CONV_GEOM}, .relu = 0}};",
         "    pi_cl_team_fork(1, dm_conv2d_fp32, &a);",
         conv_loops(
             "float acc = 0.0f;",

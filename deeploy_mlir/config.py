@@ -51,6 +51,9 @@ class CompileConfig:
     #: accumulate-fuse after bufferization (gradients written straight into
     #: their accumulation buffers)
     accumulate_fuse: bool = True
+    #: relu-fuse first (ReluGrad reads the ReLU's output; a conv2d read only
+    #: by a ReLU applies it at its store)
+    relu_fuse: bool = True
     #: tile-select's search: the exact scan of the front, or Z3 (tiling/search.py)
     solver: Literal["front", "z3"] = "front"
     #: tile-select's Z3 resource limit with solver z3 (None: the pass's default)

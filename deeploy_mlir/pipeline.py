@@ -67,6 +67,7 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
     from deeploy_mlir.passes.dma_multibuffer import DmaMultibuffer
     from deeploy_mlir.passes.memory_home import MemoryHome
     from deeploy_mlir.passes.memory_regime import MemoryRegime
+    from deeploy_mlir.passes.relu_fuse import ReluFuse
     from deeploy_mlir.passes.tiling_materialize import TilingMaterialize
     from deeploy_mlir.passes.training_bufferize import TrainingBufferize
     from deeploy_mlir.passes.training_inplace_alias import TrainingInplaceAlias
@@ -76,6 +77,7 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
     target = get_target(cfg.target)
     named = cfg.name_options
     passes: list[ModulePass] = [TransposeFold()] if cfg.transpose_fold else []
+    passes += [ReluFuse()] if cfg.relu_fuse else []
     passes += [TrainingInplaceAlias()] if cfg.inplace else []
     passes.append(TrainingBufferize(level="L2"))
     if cfg.accumulate_fuse:
@@ -148,16 +150,19 @@ def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
 def bufferize_only(
     inplace: bool = True, fuse: bool = True, fold: bool = True
 ) -> tuple[ModulePass, ...]:
-    """transpose-fold (with `fold`), training-inplace-alias (with `inplace`),
-    training-bufferize{level=L2} and accumulate-fuse (with `fuse`), as
-    `pipeline` runs them by default: the tensor program bufferized, as
+    """transpose-fold (with `fold`), relu-fuse (with `fuse`),
+    training-inplace-alias (with `inplace`), training-bufferize{level=L2} and
+    accumulate-fuse (with `fuse`), as `pipeline` runs them by default: the
+    tensor program bufferized, as
     memory-regime sees it."""
     from deeploy_mlir.passes.accumulate_fuse import AccumulateFuse
+    from deeploy_mlir.passes.relu_fuse import ReluFuse
     from deeploy_mlir.passes.training_bufferize import TrainingBufferize
     from deeploy_mlir.passes.training_inplace_alias import TrainingInplaceAlias
     from deeploy_mlir.passes.transpose_fold import TransposeFold
 
     first: tuple[ModulePass, ...] = (TransposeFold(),) if fold else ()
+    first += (ReluFuse(),) if fuse else ()
     first += (TrainingInplaceAlias(),) if inplace else ()
     last: tuple[ModulePass, ...] = (AccumulateFuse(),) if fuse else ()
     return (*first, TrainingBufferize(level="L2"), *last)

@@ -43,6 +43,12 @@ def _transpose_fold() -> type[ModulePass]:
     return TransposeFold
 
 
+def _relu_fuse() -> type[ModulePass]:
+    from deeploy_mlir.passes.relu_fuse import ReluFuse
+
+    return ReluFuse
+
+
 def _arena_plan() -> type[ModulePass]:
     from deeploy_mlir.passes.arena_plan import ArenaPlan
 
@@ -126,6 +132,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "training-inplace-alias": _inplace,
     "training-bufferize": _bufferize,
     "accumulate-fuse": _accumulate_fuse,
+    "relu-fuse": _relu_fuse,
     "memory-home": _memory_home,
     "memory-regime": _memory_regime,
     "arena-plan": _arena_plan,

@@ -122,7 +122,9 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
         "buffer:float* grad:float* reset:uint8_t* out:float* size:uint32_t"
     ),
     "dm_sgd_args_t": _fields("weight:float* grad:float* lr:float* out:float* size:uint32_t"),
-    "dm_conv2d_args_t": _fields("X:float* W:float* B:float* Y:float* " + _u32s(_SIZES_CONV)),
+    "dm_conv2d_args_t": _fields(
+        "X:float* W:float* B:float* Y:float* " + _u32s(_SIZES_CONV) + " relu:uint32_t"
+    ),
     "dm_conv2d_grad_args_t": _fields(
         "dY:float* X:float* W:float* dX:float* dW:float* dB:float* "
         + _u32s(_SIZES_CONV)
@@ -132,6 +134,7 @@ STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
         "X:float* Y:float* indices:int64_t* "
         + _u32s(_POOL_GEOM)
         + " tile_ch,frame_c,frame_h,frame_w,org_n,org_c,org_h,org_w:uint32_t"
+        + " relu_mask:uint32_t"
     ),
     "dm_pool2d_grad_args_t": _fields("dY:float* indices:int64_t* dX:float* " + _u32s(_POOL_GEOM)),
     "dm_global_avgpool_args_t": _fields("X:float* Y:float* planes,size:uint32_t"),

@@ -142,6 +142,8 @@ def _conv2d(op: T.Conv2dOp, ins: Sequence[np.ndarray]) -> list[np.ndarray]:
     y = y.reshape(g.n, g.m, g.oh, g.ow)
     if len(ins) == 3:
         y = y + ins[2].astype(np.float64).reshape(1, g.m, 1, 1)
+    if op.relu is not None:  # relu-fuse: training.relu's max(Y, 0) on the float32 result
+        return [np.maximum(y.astype(F32), F32(0)).astype(F32)]
     return [y.astype(F32)]
 
 
@@ -195,6 +197,8 @@ def _maxpool2d(
             best = np.where(take, vals, best)
             at = (base + (ih[:, None] + h0)) * fw + (iw[None, :] + w0)
             idx = np.where(take, at, idx)
+    if op.relu_mask is not None:  # relu-fuse: no gradient where the max is not > 0
+        idx = np.where(best > 0, idx, np.int64(-1))
     return [best.astype(F32), idx][: op.n_outs()]
 
 

@@ -92,6 +92,8 @@ def _pool_call(op: T.MaxPool2dOp | T.AvgPool2dOp) -> Call:
         f += [("tile_ch", u32(x[1]))]
         f += [(f"frame_{k}", u32(v)) for k, v in zip("chw", (fc, fh, fw), strict=True)]
         f += [(f"org_{k}", v) for k, v in zip("nchw", op.origin, strict=True)]
+    if isinstance(op, T.MaxPool2dOp) and op.relu_mask is not None:
+        f += [("relu_mask", u32(1))]
     kernel = "dm_maxpool2d_fp32" if isinstance(op, T.MaxPool2dOp) else "dm_avgpool2d_fp32"
     return Call(kernel, "dm_pool2d_args_t", f, op.name)
 
@@ -105,6 +107,7 @@ def calls(op: T.TrainingComputeOp) -> list[Call] | None:
             b = ins[2] if len(ins) == 3 else None
             f: Fields = [("X", ins[0]), ("W", ins[1]), ("B", ptr_or_null(b)), ("Y", outs[0])]
             f += _conv_geometry_fields(op.geometry())
+            f += [("relu", u32(1))] if op.relu is not None else []
             return [Call("dm_conv2d_fp32", "dm_conv2d_args_t", f, note)]
         case T.Conv2dGradOp():
             return _conv_grad_calls(op)

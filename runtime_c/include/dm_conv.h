@@ -19,7 +19,10 @@
  * X[n, g*cg + c, ih, iw] * W[m,c,kh,kw]; B may be NULL (no bias).
  * dm_conv2d_fp32: parallel over the output rows (n, m, oh), in blocks of up
  * to 4 channels. Every sum of products in this header is in float, in the
- * order given, one fused multiply-add (fmaf) per term. */
+ * order given, one fused multiply-add (fmaf) per term. With relu != 0
+ * (relu-fuse: the convolution's only reader was a ReLU), each output is
+ * then replaced by its ReLU, max(Y, 0) on the bits (+0 for Y <= 0 and NaN,
+ * as dm_relu_fp32), by the core that stored it once its row is complete. */
 typedef struct {
     const float *X;
     const float *W;
@@ -30,6 +33,7 @@ typedef struct {
     uint32_t groups;
     uint32_t stride_h, stride_w, dil_h, dil_w;
     uint32_t pad_top, pad_left;
+    uint32_t relu; /* != 0: Y = max(Y, 0) (relu-fuse), each row once complete */
 } dm_conv2d_args_t;
 
 /* The gradients of dm_conv2d_fp32 for an upstream gradient dY (com.microsoft

@@ -20,7 +20,10 @@
  * channel c = org_c + p % tile_ch of image n = org_n + p / tile_ch, and ih,
  * iw count from org_h, org_w: X may be a tile (tile_ch channels, starting at
  * org_*) of an input of frame_c channels of frame_h x frame_w. frame_w = 0:
- * X is the whole input, (p * in_h + ih) * in_w + iw.
+ * X is the whole input, (p * in_h + ih) * in_w + iw. relu_mask != 0
+ * (relu-fuse: X is a ReLU's output, whose gradient mask the indices carry):
+ * an index is -1 where its Y is not > 0 (the selected element would get a
+ * zero gradient: dm_maxpool2d_grad_fp32 adds nothing for it).
  * dm_avgpool2d_fp32: Y = the sum of each window's taps inside the input
  * divided by k_h * k_w when count_include_pad, else by the number of those
  * taps; indices is unused.
@@ -33,6 +36,7 @@ typedef struct {
     uint32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
     uint32_t count_include_pad;
     uint32_t tile_ch, frame_c, frame_h, frame_w, org_n, org_c, org_h, org_w;
+    uint32_t relu_mask; /* max pooling with indices: -1 where Y is not > 0 (relu-fuse) */
 } dm_pool2d_args_t;
 
 /* dm_maxpool2d_grad_fp32: dX is zero but for dX[p].flat[indices[p,o] mod

@@ -22,6 +22,23 @@ DM_INLINE uint32_t dm_positive_mask(uint32_t b)
     return 0u - (uint32_t)(b - 1u < 0x7f800000u);
 }
 
+/* y[k] = max(y[k], 0), k < n, in place on the bits (dm_positive_mask):
+ * the ReLU a kernel applies to what it stored (a convolution with `relu`);
+ * the bits of dm_relu_fp32. Unrolled by four with the loads first. */
+DM_INLINE void dm_relu_words(dm_word_t *y, uint32_t n)
+{
+    dm_word_t *const end4 = y + (n & ~3u), *const end = y + n;
+    while (y != end4) {
+        const uint32_t b0 = y[0], b1 = y[1], b2 = y[2], b3 = y[3];
+        y[0] = b0 & dm_positive_mask(b0);
+        y[1] = b1 & dm_positive_mask(b1);
+        y[2] = b2 & dm_positive_mask(b2);
+        y[3] = b3 & dm_positive_mask(b3);
+        y += 4;
+    }
+    for (; y != end; y++) *y &= dm_positive_mask(*y);
+}
+
 /* y[k] = x[k], k < n, as words, unrolled by four with the loads first (the
  * asm keeps gcc from turning the loop into a memcpy call: a library call,
  * a deeper stack and picolibc's byte loops). */

@@ -21,6 +21,7 @@
 #include <math.h>
 
 #include "dm_conv.h"
+#include "dm_words.h"
 
 /* The register tiles' sizes. DM_CONV_MB x DM_CONV_NB: channels x output
  * columns of the blocked tiles of the forward and the input gradient
@@ -481,7 +482,8 @@ static int dm_dw_fast(uint32_t in_ch, uint32_t out_ch, uint32_t groups, uint32_t
  * Inlined into the two noinline entries below, where S is a constant and
  * the row call direct. */
 DM_INLINE void dm_dw_rows(const float *in, const float *W, const float *B, float *out,
-                          uint32_t ch, uint32_t H, uint32_t Wd, uint32_t total, int S, int acc)
+                          uint32_t ch, uint32_t H, uint32_t Wd, uint32_t total, int S, int acc,
+                          uint32_t relu)
 {
     uint32_t u0, u1;
     dm_chunk(total, &u0, &u1);
@@ -511,6 +513,7 @@ DM_INLINE void dm_dw_rows(const float *in, const float *W, const float *B, float
             dm_dw_row_fwd(&t, Wd);
         else
             dm_dw_row_bwd(&t, Wd);
+        if (relu) dm_relu_words((dm_word_t *)t.out, Wd); /* the row complete: its ReLU */
         if (++r == H) {
             r = 0;
             pl++;
@@ -523,13 +526,13 @@ DM_INLINE void dm_dw_rows(const float *in, const float *W, const float *B, float
 static __attribute__((noinline)) void dm_dw_fwd(const dm_conv2d_args_t *a)
 {
     dm_dw_rows(a->X, a->W, a->B, a->Y, a->out_ch, a->out_h, a->out_w,
-               a->batch * a->out_ch * a->out_h, 1, 0);
+               a->batch * a->out_ch * a->out_h, 1, 0, a->relu);
 }
 
 static __attribute__((noinline)) void dm_dw_dgrad(const dm_conv2d_grad_args_t *a)
 {
     dm_dw_rows(a->dY, a->W, NULL, a->dX, a->in_ch, a->in_h, a->in_w,
-               a->batch * a->in_ch * a->in_h, -1, a->acc_dX != 0u);
+               a->batch * a->in_ch * a->in_h, -1, a->acc_dX != 0u, 0u);
 }
 
 /* The work units (row r < rows, channel block b) of a forward or input
@@ -621,6 +624,20 @@ static void dm_conv_rows(dm_walk_t *k, const dm_conv2d_args_t *a, const float *x
     }
 }
 
+/* relu: the ReLU of work unit u's rows (dm_conv_general's numbering), once
+ * stored; a frame of its own (dm_conv_general's keeps its size). */
+static __attribute__((noinline)) void dm_conv_relu_unit(const dm_conv2d_args_t *a, uint32_t u)
+{
+    const uint32_t mg = a->out_ch / a->groups, blocks = (mg + 3u) / 4u;
+    const uint32_t v = dm_unit_rm(u, mg, a->out_h), r = v / blocks, blk = v - r * blocks;
+    const uint32_t oh = r % a->out_h, g = (r / a->out_h) % a->groups;
+    const uint32_t n = r / (a->out_h * a->groups);
+    const uint32_t m0 = g * mg + 4u * blk, mb = dm_min(4u, mg - 4u * blk);
+    const uint32_t oplane = a->out_h * a->out_w;
+    dm_word_t *y = (dm_word_t *)a->Y + ((n * a->out_ch + m0) * a->out_h + oh) * a->out_w;
+    for (uint32_t i = 0; i < mb; i++, y += oplane) dm_relu_words(y, a->out_w);
+}
+
 /* Every geometry (dm_conv2d_fp32 without the depthwise path). */
 static __attribute__((noinline)) void dm_conv_general(const dm_conv2d_args_t *a)
 {
@@ -664,6 +681,7 @@ static __attribute__((noinline)) void dm_conv_general(const dm_conv2d_args_t *a)
             dm_conv_rows(&k, a, x, a->W + m * cg * taps, y, ih0, kh0, owl, owr,
                          mb == 4u ? 4u : 1u);
         }
+        if (a->relu) dm_conv_relu_unit(a, u); /* the unit's rows are complete: their ReLU */
         k.np = cg;
     }
 }

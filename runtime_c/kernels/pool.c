@@ -341,6 +341,18 @@ __attribute__((noinline)) static void dm_maxpool_general(const dm_pool2d_args_t 
     }
 }
 
+/* relu_mask: index -1 where Y is not > 0, over this core's output rows
+ * [r0, r1) once the path has stored them (Y tested on its bits). */
+__attribute__((noinline)) static void dm_maxpool_relu_mask(const dm_pool2d_args_t *a, uint32_t r0,
+                                                           uint32_t r1)
+{
+    const dm_word_t *y = (const dm_word_t *)a->Y + r0 * a->out_w;
+    int64_t *yi = a->indices + r0 * a->out_w;
+    int64_t *const end = a->indices + r1 * a->out_w;
+    for (; yi < end; yi++, y++)
+        if (dm_positive_mask(*y) == 0u) *yi = -1;
+}
+
 /* The entry only chooses the path (its frame stays empty: the deepest
  * stack is the deepest path's, not their sum). */
 void dm_maxpool2d_fp32(void *args)
@@ -357,6 +369,7 @@ void dm_maxpool2d_fp32(void *args)
     } else {
         dm_maxpool_general(a, r0, r1);
     }
+    if (a->relu_mask != 0u && a->indices != NULL && r0 < r1) dm_maxpool_relu_mask(a, r0, r1);
 }
 
 /* Plane p's part [lo, hi) of dX (offsets in the plane): zero, then dY[p,o]

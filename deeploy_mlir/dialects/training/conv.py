@@ -14,10 +14,12 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     StringAttr,
+    UnitAttr,
     i64,
 )
 from xdsl.irdl import (
     irdl_op_definition,
+    opt_prop_def,
     prop_def,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -191,10 +193,15 @@ class Conv2dOp(ConvOp):
     is checked against the shapes by the importer), so that a tile of the
     channels of a depthwise convolution is again a valid depthwise
     convolution. pads = [top, left, bottom, right];
-    OH = (H + top + bottom - ((kH - 1) * dilation + 1)) // stride + 1."""
+    OH = (H + top + bottom - ((kH - 1) * dilation + 1)) // stride + 1.
+
+    `relu` (relu-fuse: a ReLU was Y's only reader): Y = max(conv + B, 0),
+    the ReLU applied to each output once its sum is complete (the reduction
+    dims never tile, so every tile's outputs are complete)."""
 
     name = "training.conv2d"
     N_INS: ClassVar[tuple[int, int]] = (2, 3)
+    relu = opt_prop_def(UnitAttr)
 
     def infer_shapes(self) -> list[tuple[int, ...]]:
         g = self.geometry()

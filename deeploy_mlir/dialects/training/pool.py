@@ -103,7 +103,13 @@ class MaxPool2dOp(PoolOp):
     (padding never wins). A tile (tiling-materialize) carries its origin in
     the whole input (`origin`: n, c, h, w) and the whole input's [C, H, W]
     (`index_frame`), so that its Indices are those of the whole op.
-    maxpool2d_grad reads an index modulo H * W."""
+    maxpool2d_grad reads an index modulo H * W.
+
+    `relu_mask` (relu-fuse: X is a ReLU's output and the only reader of
+    Indices is the gradient of that ReLU through maxpool2d_grad): Indices is
+    -1 where Y is not > 0, so that maxpool2d_grad adds nothing there, which
+    is what the ReLU's gradient would have zeroed (the selected element is
+    Y itself, and ReluGrad's mask is X > 0). It needs Indices."""
 
     name = "training.maxpool2d"
     N_OUTS: ClassVar[int] = 2
@@ -116,6 +122,8 @@ class MaxPool2dOp(PoolOp):
     origin = var_operand_def(IndexType())
     #: ... and the whole input's [C, H, W], so that Indices number the whole input
     index_frame = opt_prop_def(DenseArrayBase.constr(i64))
+    #: Indices -1 where Y is not > 0 (relu-fuse)
+    relu_mask = opt_prop_def(UnitAttr)
 
     assembly_format = (
         "`ins` `(` $ins `:` type($ins) `)` (`outs` `(` $outs^ `:` type($outs) `)`)? "
@@ -159,6 +167,8 @@ class MaxPool2dOp(PoolOp):
             form = "outs" if self.is_buffer_form else "results"
             raise VerifyException(f"expects 1 or 2 {form} (Y, then optionally Indices), got {n}")
         super().verify_()
+        if self.relu_mask is not None and n != 2:
+            raise VerifyException("relu_mask needs the Indices output (it marks Indices)")
         if len(self.origin) not in (0, 4) or (len(self.origin) == 4) != (
             self.index_frame is not None
         ):
@@ -192,7 +202,8 @@ class MaxPool2dGradOp(PoolOp):
     Indices), the forward's properties; dX's shape is the forward input's.
 
     dX[n, c] is zero but for dX[n, c].flat[Indices[n, c, oh, ow] mod (H * W)]
-    += dY[n, c, oh, ow], in increasing (oh, ow) order."""
+    += dY[n, c, oh, ow], in increasing (oh, ow) order; an index -1 (an empty
+    window, or maxpool2d's `relu_mask`) adds nothing."""
 
     name = "training.maxpool2d_grad"
     N_INS: ClassVar[tuple[int, int]] = (2, 2)
