@@ -148,7 +148,8 @@ def test_the_interpreter_trains_the_folded_cct_alike() -> None:
 
 def test_the_default_pipeline_runs_it_first() -> None:
     names = [p.name for p in pipeline(CompileConfig())]
-    assert names[:2] == ["transpose-fold", "training-inplace-alias"]
+    assert names[0] == "transpose-fold"
+    assert names.index("transpose-fold") < names.index("training-inplace-alias")
     assert "transpose-fold" not in [p.name for p in pipeline(CompileConfig(transpose_fold=False))]
     (p,) = parse_pipeline("transpose-fold{operands=false results=true}")
     assert isinstance(p, TransposeFold) and not p.operands and p.results
