@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -835,6 +836,23 @@ def board_text(c: Calibration) -> str:
     )
 
 
+#: a block bench/micro_tiles.py writes (its comment lines and the top-level
+#: key with its indented lines): this script does not measure them, so a
+#: calibration keeps them as they are
+_MICRO_TILES = re.compile(
+    r"^# measured \(python bench/micro_tiles\.py[^\n]*\n(?:#[^\n]*\n)*"
+    r"^(?:gemm_tiles|conv_tiles):\n(?:^  [^\n]*\n)*",
+    re.M,
+)
+
+
+def _keep_micro_tiles(old: str, new: str) -> str:
+    """`new` board text with the micro-tile blocks of the `old` file
+    (gemm_tiles, conv_tiles: bench/micro_tiles.py --write) appended."""
+    blocks = "".join(m.group(0) for m in _MICRO_TILES.finditer(old))
+    return new.rstrip("\n") + "\n" + blocks if blocks else new
+
+
 ZFINX_HEAD = """\
 # Siracusa as the chip runs: its cluster cores keep floats in the integer
 # registers (Zfinx; pulp-sdk's rtos/pulpos/pulp/rules/pulpos/targets/
@@ -985,6 +1003,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table)
     print(f"\nmeasured in {time.time() - t0:.0f} s", file=sys.stderr)
     if not args.dry_run:
+        if board.exists():
+            text = _keep_micro_tiles(board.read_text(), text)
         board.write_text(text)
         print(f"\nwrote {board.relative_to(ROOT)}")
     return 0

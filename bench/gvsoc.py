@@ -12,7 +12,7 @@ tables for the README.
     python bench/gvsoc.py --isa zfinx ...     # clang-19 Zfinx code on the Zfinx GVSoC
                                               # (scripts/build-gvsoc-zfinx.sh): the real ISA,
                                               # predicted on the siracusa_zfinx board
-    python bench/gvsoc.py --forward ...       # l3-overlap's forwarding on
+    python bench/gvsoc.py --no-forward ...    # l3-overlap's forwarding off
 
 (a) **kernels**: the runtime's fp32 kernels (runtime_c/kernels) at 1 and 8
 cores on shapes of the published models' layers, scaled down where a
@@ -86,9 +86,9 @@ def board() -> str:
     return ISA_BOARDS[P.ISA]
 
 
-#: --forward: l3-overlap's forwarding on (forward=true) in the measured
-#: program's pipeline and the prediction's (opt-in in the default pipeline)
-FORWARD = False
+#: --no-forward: l3-overlap's forwarding off (forward=false) in the measured
+#: program's pipeline and the prediction's (the default pipeline forwards)
+NO_FORWARD = False
 
 
 # ------------------------------------------------------------------ kernels
@@ -442,8 +442,8 @@ def _same_tiles_pipeline(
     if kind.endswith("forced"):
         passes = [replace(q, fallback=False) if q.name == "tile-select" else q for q in passes]
     passes = [replace(q, board=board()) if q.name == "tile-select" else q for q in passes]
-    if FORWARD:
-        passes = [replace(q, forward=True) if q.name == "l3-overlap" else q for q in passes]
+    if NO_FORWARD:
+        passes = [replace(q, forward=False) if q.name == "l3-overlap" else q for q in passes]
     return print_pipeline(passes)
 
 
@@ -458,7 +458,7 @@ def _custom(buffering: str) -> str | None:
     the CLI's own options (double and single on the target's board)."""
     if buffering in DERIVED:
         return buffering
-    return "plain" if board() != ISA_BOARDS["f"] or FORWARD else None
+    return "plain" if board() != ISA_BOARDS["f"] or NO_FORWARD else None
 
 
 @dataclass
@@ -967,15 +967,15 @@ def main(argv: list[str] | None = None) -> int:
         "f-clang clang-19 RV32IMFC on ../shared/gvsoc (the compiler's share)",
     )
     ap.add_argument(
-        "--forward",
+        "--no-forward",
         action="store_true",
-        help="steps: l3-overlap's forwarding on (forward=true; the default pipeline leaves it "
-        "off), in the measured program and the prediction alike",
+        help="steps: l3-overlap's forwarding off (forward=false; the default pipeline "
+        "forwards), in the measured program and the prediction alike",
     )
     args = ap.parse_args(argv)
     P.ISA = args.isa
-    global FORWARD
-    FORWARD = args.forward
+    global NO_FORWARD
+    NO_FORWARD = args.no_forward
     if args.baseline is not None and not (args.baseline / "runtime_c" / "kernels").is_dir():
         ap.error(f"--baseline {args.baseline}: no runtime_c/kernels there")
     parts = args.only or ["ceiling", "kernels", "steps"]

@@ -51,7 +51,7 @@ class CompileConfig:
     #: accumulate-fuse after bufferization (gradients written straight into
     #: their accumulation buffers)
     accumulate_fuse: bool = True
-    #: relu-fuse first (ReluGrad reads the ReLU's output; a conv2d read only
+    #: relu-fuse, after transpose-fold (ReluGrad reads the ReLU's output; a conv2d read only
     #: by a ReLU applies it at its store)
     relu_fuse: bool = True
     #: tile-select's search: the exact scan of the front, or Z3 (tiling/search.py)
