@@ -240,11 +240,11 @@ def test_double_buffering_overlaps_something() -> None:
     """Not only <=: where double buffering keeps an op's two-buffer tiles,
     overlapping their copies with the kernels saves cycles. Since tile-select
     keeps the single-buffered tiles of an op when the cycle model finds them
-    faster, the examples at SMALL_L1 double-buffer nothing; cct at its
-    model_l1 keeps two buffers for its tokenizer's tiles. Compared at the
+    faster (at cct's model_l1 it now does for every op), the fallback is
+    turned off here (bench/gvsoc.py's "forced"). Compared at the
     same tiles: double buffering's pipeline with and without dma-multibuffer
-    (bench/gvsoc.py's single@double), the same copies, only their overlap
-    differs. The ops whose tiles sit on a ring (dma.slot) wait less for DMA
+    (bench/gvsoc.py's single@double), the same copies but the fetches of
+    loop-invariant tiles, made once with double buffering. The ops whose tiles sit on a ring (dma.slot) wait less for DMA
     in every regime; the step is faster where nothing else bounds it (all
     in L2). With activations in L3 (spill, stream), the cycles saved may go
     to the next op's wait for the L3 engine, whose queue (run in issue
@@ -287,6 +287,11 @@ def test_double_buffering_overlaps_something() -> None:
     )
     for r in REGIMES:
         passes = pipeline(dataclasses.replace(base, regime=r))  # type: ignore[arg-type]
+        # every op double-buffered: tile-select's fallback to one buffer off
+        passes = tuple(
+            dataclasses.replace(p, fallback=False) if p.name == "tile-select" else p
+            for p in passes
+        )
         assert any(isinstance(p, DmaMultibuffer) for p in passes)
         cost = {}
         rings: set[str] = set()
@@ -301,7 +306,14 @@ def test_double_buffering_overlaps_something() -> None:
             if s == "double":
                 rings = ring_ops(m)
             cost[s] = schedule_cost(m, b)["train"]
-        assert cost["double"].hops == cost["single"].hops, r
+        # the same copies (but the L2 -> L1 fetches of loop-invariant input
+        # tiles, which double buffering issues once per loop)
+        fetch = "L2->L1"
+        dh, sh = cost["double"].hops, cost["single"].hops
+        assert {h: v for h, v in dh.items() if h != fetch} == {
+            h: v for h, v in sh.items() if h != fetch
+        }, r
+        assert all(a <= b for a, b in zip(dh[fetch], sh[fetch], strict=True)), r
         assert rings, r
         stall = {s: sum(o.stall for o in c.ops if o.label in rings) for s, c in cost.items()}
         assert stall["double"] < stall["single"], (r, stall)

@@ -302,8 +302,8 @@ def test_trains_without_in_place_reuse(exported: Path, tmp_path: Path, fast_buil
     r = run_cli("lower", d, "-o", tmp_path / "p", "--print-pipeline")
     assert r.code == 0, r.err
     passes = r.out.strip().splitlines()[-1]
-    assert passes.startswith("training-inplace-alias,")
-    off = passes.removeprefix("training-inplace-alias,")
+    assert ",training-inplace-alias," in f",{passes}"
+    off = f",{passes}".replace(",training-inplace-alias,", ",", 1).removeprefix(",")
     got = _run(d, tmp_path, "--pass-pipeline", off, "--keep", str(tmp_path / "k"))
     _assert_like_reference(got, _ref(d))
     c = (tmp_path / "k" / "OptimizerNetwork.c").read_text()

@@ -480,15 +480,19 @@ class CostModel:
         for combo in itertools.product(*units):
             s = t.copy()
             n = np.ones(len(t), dtype=np.int64)
+            # per dim: does this loop step along it (more than one tile)
+            steps = np.zeros(t.shape, dtype=bool)
             for sizes, count in combo:
                 for d, v in sizes.items():
                     s[:, d] = v
+                    steps[:, d] = count > 1
                 n *= count
             live = n > 0
             if not np.any(live):
                 continue
             s = np.maximum(s, 1)
-            total += np.where(live, self.loop_cycles(n, s, ops, acc, double, dims), 0)
+            cyc = self.loop_cycles(n, s, ops, acc, double, dims, steps)
+            total += np.where(live, cyc, 0)
         # the op's first kernel call follows another op's (cold); the tile
         # loops' later calls follow their own (`Kernel.cycles`)
         return total + (self.kernel.first_cold() if self.kernel is not None else 0)
@@ -501,6 +505,7 @@ class CostModel:
         acc: Sequence[NDArray[np.int64]],
         double: NDArray[np.bool_],
         full: Sequence[int] = (),
+        steps: NDArray[np.bool_] | None = None,
     ) -> NDArray[np.int64]:
         """One tile loop of `n` tiles of sizes `s`, as the cycle model runs
         its events: per tile the cluster issues the input copies (`issue`
@@ -516,9 +521,19 @@ class CostModel:
         # cluster issuing them one after another (`issue` each) on an idle
         # engine that runs them in order
         head, tail = zero.copy(), zero.copy()
+        # double-buffered, an input tile whose box every tile of the loop
+        # shares (the loop steps along none of its dims: `steps`) is fetched
+        # once before the loop (dma-multibuffer's invariant_tiles): its issue
+        # and transfer count in the head only
+        once_k, once_fetch = zero.copy(), zero.copy()
+        ins: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]] = []
         for o, a in zip(ops, acc, strict=True):
             nbytes = o.tile_elems(s) * o.elem_bytes
             rank = np.where(o.contiguous(full, s), "1d", "2d") if full else None
+            whole = np.full(len(s), steps is not None and o.copy_in and not o.copy_out)
+            for d in o.dims if steps is not None else ():
+                if d is not None:
+                    whole &= ~steps[:, d]
             for moves, is_in in ((int(o.copy_in) + a, True), (int(o.copy_out) + zero, False)):
                 # the engine's cycles (`transfer` counts the issue too)
                 kinds = None if rank is None else np.char.add("in-" if is_in else "out-", rank)
@@ -528,15 +543,29 @@ class CostModel:
                 k += moves
                 done[:] = np.where(moves > 0, np.maximum(done, k * self.issue) + c, done)
                 (fetch if is_in else store)[:] += moves * c
+                if is_in:
+                    once = np.where(whole & (a == 0), moves, 0)
+                    once_k += once
+                    once_fetch += once * c
+                    ins.append((moves, c, once))
+        # double-buffered, the fetches made once are issued first (before
+        # the loop), then the first tile's others
+        head2, k2 = zero.copy(), zero.copy()
+        for first in (True, False):
+            for moves, c, once in ins:
+                m = once if first else moves - once
+                k2 += m
+                head2 = np.where(m > 0, np.maximum(head2, k2 * self.issue) + c, head2)
         compute = self.kernel.cycles(s)
         one = head + compute + tail
         # overlapped: the later of the cluster's path (first fetch, then per
         # tile its compute and issues, the last write-back) and the engine's
         # (every copy in a row; the last tile's write-back waits for its
         # compute, which runs while the one before is written back)
-        cluster = head + (n - 1) * (compute + (k_in + k_out) * self.issue) + compute + tail
+        per_issue = (k_in - once_k + k_out) * self.issue
+        cluster = head2 + (n - 1) * (compute + per_issue) + compute + tail
         last = compute + (k_out > 0) * self.issue
-        engine = head + (n - 1) * fetch + (n - 1) * store + np.maximum(store, last)
+        engine = head2 + (n - 1) * (fetch - once_fetch) + (n - 1) * store + np.maximum(store, last)
         overlapped = np.where(n > 1, np.maximum(cluster, engine), one)
         return np.where(double, overlapped, n * one)
 

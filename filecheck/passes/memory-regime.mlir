@@ -98,5 +98,5 @@ func.func @optimizer_step(%lr: memref<1xf32, "L2"> {training.arg = #training.arg
 // ERR-NONE:     memory-regime: no regime fits: regime 'stream' needs 164 bytes of L2 but the L2 capacity is 163 bytes (l2=163)
 // ERR-L3:       memory-regime: regime 'stream' needs 152 bytes of L3 but the L3 capacity is 100 bytes (l3=100)
 // ERR-REGIME:   memory-regime: regime must be one of auto, resident, spill, stream, got 'fast'
-// ERR-BOARD:    unknown board 'sirakusa' (available: gap9_evk, pulp_slowram, siracusa)
+// ERR-BOARD:    unknown board 'sirakusa' (available: gap9_evk, pulp_slowram, siracusa, siracusa_zfinx)
 // ERR-ORDER:    memory-regime: expects every tensor in L2 (run it right after training-bufferize, instead of memory-home)
