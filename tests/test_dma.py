@@ -294,8 +294,11 @@ def test_multibuffered_compile_is_byte_identical_across_hash_seeds(tmp_path: Pat
     d = next(e for e in model_dirs() if e.name == "cct")
     l1 = ["--l1", str(stacks_of(d) + 16384)]
     r = subprocess.run(
-        [sys.executable, "-m", "deeploy_mlir.cli", "lower", str(d), "-o", str(tmp_path / "x")]
-        + [*l1, "--weights-in-l3", "--buffering", "double", "--print-pipeline"],
+        [
+            *(sys.executable, "-m", "deeploy_mlir.cli", "lower", str(d)),
+            *("-o", str(tmp_path / "x"), *l1, "--weights-in-l3"),
+            *("--buffering", "double", "--print-pipeline"),
+        ],
         capture_output=True,
         text=True,
     )

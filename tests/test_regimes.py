@@ -238,17 +238,18 @@ def test_orderings_and_bounds(d: Path, board_name: str, l1: int | None) -> None:
 
 def test_double_buffering_overlaps_something() -> None:
     """Not only <=: where double buffering keeps an op's two-buffer tiles,
-    overlapping their copies with the kernels saves cycles. Since tile-select
-    keeps the single-buffered tiles of an op when the cycle model finds them
-    faster (at cct's model_l1 it now does for every op), the fallback is
-    turned off here (bench/gvsoc.py's "forced"). Compared at the
+    overlapping their copies with the kernels saves cycles. Since tile-
+    select keeps the single-buffered tiles of an op when the cycle model
+    finds them faster (at cct's model_l1 it now does for every op), the
+    fallback is turned off here (bench/gvsoc.py's "forced"). Compared at the
     same tiles: double buffering's pipeline with and without dma-multibuffer
     (bench/gvsoc.py's single@double), the same copies but the fetches of
-    loop-invariant tiles, made once with double buffering. The ops whose tiles sit on a ring (dma.slot) wait less for DMA
-    in every regime; the step is faster where nothing else bounds it (all
-    in L2). With activations in L3 (spill, stream), the cycles saved may go
-    to the next op's wait for the L3 engine, whose queue (run in issue
-    order) then decides when the step ends: <= there."""
+    loop-invariant tiles, made once with double buffering. The ops whose
+    tiles sit on a ring (dma.slot) wait less for DMA in every regime; the
+    step is faster where nothing else bounds it (all in L2). With
+    activations in L3 (spill, stream), the cycles saved may go to the next
+    op's wait for the L3 engine, whose queue (run in issue order) then
+    decides when the step ends: <= there."""
     from deeploy_mlir.dialects import dma
     from deeploy_mlir.dialects import training as T
     from deeploy_mlir.memory.buffers import step_functions
