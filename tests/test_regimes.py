@@ -290,8 +290,7 @@ def test_double_buffering_overlaps_something() -> None:
         passes = pipeline(dataclasses.replace(base, regime=r))  # type: ignore[arg-type]
         # every op double-buffered: tile-select's fallback to one buffer off
         passes = tuple(
-            dataclasses.replace(p, fallback=False) if p.name == "tile-select" else p
-            for p in passes
+            dataclasses.replace(p, fallback=False) if p.name == "tile-select" else p for p in passes
         )
         assert any(isinstance(p, DmaMultibuffer) for p in passes)
         cost = {}
