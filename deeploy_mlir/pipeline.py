@@ -42,7 +42,8 @@ def _tile_select(cfg: CompileConfig, **options: Any) -> ModulePass:
 
 def pipeline(cfg: CompileConfig) -> tuple[ModulePass, ...]:
     """The passes `cfg` asks for: its --pass-pipeline parsed, or the default
-    pipeline: transposes folded into matrix products (transpose-fold),
+    pipeline: transposes folded into matrix products (transpose-fold), ReLU
+    masks and ReluGrads folded into pooling (relu-fuse{conv=false}),
     bufferization, the L3 homes (`l2`: the L2 budget, tensors that
     do not fit go to L3; `weights=L3` forces the parameters there, `home=L3`
     every tensor that lives across a step), then for `tiled` Z3-chosen tiles in
@@ -156,8 +157,8 @@ def bufferize_only(
 ) -> tuple[ModulePass, ...]:
     """transpose-fold (with `fold`), relu-fuse (with `fuse`),
     training-inplace-alias (with `inplace`), training-bufferize{level=L2} and
-    accumulate-fuse (with `fuse`), as `pipeline` runs them by default: the
-    tensor program bufferized, as
+    accumulate-fuse (with `fuse`), as `pipeline` runs them by default
+    (relu-fuse without its conv rewrite): the tensor program bufferized, as
     memory-regime sees it."""
     from deeploy_mlir.passes.accumulate_fuse import AccumulateFuse
     from deeploy_mlir.passes.relu_fuse import ReluFuse
