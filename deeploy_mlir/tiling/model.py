@@ -521,19 +521,16 @@ class CostModel:
         # cluster issuing them one after another (`issue` each) on an idle
         # engine that runs them in order
         head, tail = zero.copy(), zero.copy()
-        # double-buffered, an input tile whose box every tile of the loop
-        # shares (the loop steps along none of its dims: `steps`) is fetched
-        # once before the loop (dma-multibuffer's invariant_tiles): its issue
-        # and transfer count in the head only
-        once_k, once_fetch = zero.copy(), zero.copy()
-        ins: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]] = []
+        # double-buffered, an input tile the loop steps along none of whose
+        # dims (`steps`) is fetched once, first, before the loop
+        # (dma-multibuffer's invariant_tiles): in the head only
+        once_k, once_fetch, ins = zero.copy(), zero.copy(), []
         for o, a in zip(ops, acc, strict=True):
             nbytes = o.tile_elems(s) * o.elem_bytes
             rank = np.where(o.contiguous(full, s), "1d", "2d") if full else None
             whole = np.full(len(s), steps is not None and o.copy_in and not o.copy_out)
-            for d in o.dims if steps is not None else ():
-                if d is not None:
-                    whole &= ~steps[:, d]
+            for d in [d for d in o.dims if d is not None] if steps is not None else []:
+                whole &= ~steps[:, d]
             for moves, is_in in ((int(o.copy_in) + a, True), (int(o.copy_out) + zero, False)):
                 # the engine's cycles (`transfer` counts the issue too)
                 kinds = None if rank is None else np.char.add("in-" if is_in else "out-", rank)
@@ -545,17 +542,12 @@ class CostModel:
                 (fetch if is_in else store)[:] += moves * c
                 if is_in:
                     once = np.where(whole & (a == 0), moves, 0)
-                    once_k += once
-                    once_fetch += once * c
+                    once_k, once_fetch = once_k + once, once_fetch + once * c
                     ins.append((moves, c, once))
-        # double-buffered, the fetches made once are issued first (before
-        # the loop), then the first tile's others
-        head2, k2 = zero.copy(), zero.copy()
-        for first in (True, False):
-            for moves, c, once in ins:
-                m = once if first else moves - once
-                k2 += m
-                head2 = np.where(m > 0, np.maximum(head2, k2 * self.issue) + c, head2)
+        head2, k2 = zero.copy(), zero.copy()  # the once-fetches first
+        for m, c in [(x, c) for _, c, x in ins] + [(mv - x, c) for mv, c, x in ins]:
+            k2 += m
+            head2 = np.where(m > 0, np.maximum(head2, k2 * self.issue) + c, head2)
         compute = self.kernel.cycles(s)
         one = head + compute + tail
         # overlapped: the later of the cluster's path (first fetch, then per
