@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from deeploy_mlir.dialects import training as T
@@ -87,13 +87,17 @@ def _fold_into_pools(block: Block) -> None:
             continue
         o.properties["relu_mask"] = UnitAttr()
         for grad, rg in pairs:
-            y = grad.results[0]
-            name = rg.results[0].name_hint
-            rg.results[0].replace_all_uses_with(y)
-            rg.detach()
-            rg.erase()
-            if name is not None:
-                y.name_hint = name
+            _replace_by(rg, grad.results[0])
+
+
+def _replace_by(op: Operation, y: SSAValue) -> None:
+    """Erase `op`, its one result's uses reading `y`, which takes its name."""
+    name = op.results[0].name_hint
+    op.results[0].replace_all_uses_with(y)
+    op.detach()
+    op.erase()
+    if name is not None:
+        y.name_hint = name
 
 
 def _why_not(relu: T.ReluOp) -> str | None:
@@ -123,13 +127,7 @@ def _fold_into_convs(block: Block, remarks: bool) -> None:
         conv = o.ins[0].owner
         assert isinstance(conv, T.Conv2dOp)
         conv.properties["relu"] = UnitAttr()
-        y = conv.results[0]
-        name = o.results[0].name_hint
-        o.results[0].replace_all_uses_with(y)
-        o.detach()
-        o.erase()
-        if name is not None:
-            y.name_hint = name
+        _replace_by(o, conv.results[0])
 
 
 @dataclass(frozen=True)
